@@ -1,0 +1,10 @@
+"""fgpo: exact tool-subset policy optimization (FGPO) against sampled GRPO, over precomputed reward tables."""
+
+__version__ = "0.1.0"
+
+from .subsets import SubsetSpace, SubsetSpaceError  # noqa: E402
+from .table import RewardTable, RewardTableError  # noqa: E402
+from .policy import SubsetPolicy  # noqa: E402
+from .train import TrainConfig, train  # noqa: E402
+
+__all__ = ["RewardTable", "RewardTableError", "SubsetPolicy", "SubsetSpace", "SubsetSpaceError", "TrainConfig", "train", "__version__"]

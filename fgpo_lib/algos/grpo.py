@@ -1,0 +1,123 @@
+"""GRPO for a one-step problem, following TRL's ``GRPOTrainer``.
+
+What it computes, per :meth:`GRPO.update` (one "generation batch"):
+
+1. For each question ``q`` in the batch, sample ``G = group_size`` subsets i.i.d. from
+   ``pi_old = softmax(logits / temperature)`` (with replacement, like G independent completions).
+2. Ask the reward oracle for ``r_{q,i} = R(q, S_i)`` (counted as reasoner calls).
+3. Advantages, TRL's ``scale_rewards``:
+   ``A = r - mean_group(r)``, then divided by ``std + 1e-4`` where ``std`` is Bessel's (unbiased) standard deviation
+   of the group (``'group'``), of the whole batch (``'batch'``), or not at all (``'none'``).
+4. ``num_iterations`` optimizer steps on the same samples, each minimising
+   ``mean_{q,i} [ -min(rho A, clip(rho, 1 - epsilon, 1 + epsilon) A) + beta * KL_k3 ]`` with
+   ``rho = pi_theta(S_i|q) / pi_old(S_i|q)`` and TRL's k3 estimator
+   ``KL_k3 = exp(log pi_ref - log pi_theta) - (log pi_ref - log pi_theta) - 1`` to the frozen initial policy.
+
+How it departs from TRL: a "completion" here is one action (a subset), so each sequence has exactly one token and
+TRL's loss aggregations (``grpo``, ``bnpo``, ``dr_grpo``, ``dapo``) all reduce to the mean over the ``B * G``
+samples used here. No generation, tokenizer or reward functions: rewards come from an oracle.
+
+Why it fails: if every sample in a group gets the same reward, ``A = 0`` for the whole group, so with ``beta = 0``
+that question contributes exactly zero gradient. Once pi concentrates, the chance of that is
+``sum_r P_pi(R=r|q)^G`` (:func:`fgpo_lib.metrics.zero_variance_prob`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+STD_EPS = 1e-4
+SCALE_REWARDS = ("group", "batch", "none")
+
+
+@dataclass
+class GRPOConfig:
+    temperature: float = 1.0
+    """Sampling temperature: samples come from softmax(logits / temperature), as in TRL."""
+    num_iterations: int = 1
+    """TRL's mu: optimizer steps per generation batch; >1 makes the clipped ratio matter."""
+    epsilon: float = 0.2
+    """Ratio clipping half-width."""
+    beta: float = 0.0
+    """Weight of the k3 KL estimate to the frozen initial policy (TRL's default is 0)."""
+    scale_rewards: str = "group"
+    """Advantage scaling: 'group' (per-group std), 'batch' (batch std) or 'none'."""
+
+
+def grpo_advantages(rewards: torch.Tensor, scale_rewards: str = "group") -> torch.Tensor:
+    """``rewards: (B, G)`` -> ``(B, G)`` advantages (module doc, step 3)."""
+    if scale_rewards not in SCALE_REWARDS:
+        raise ValueError(f"unknown scale_rewards {scale_rewards!r}; use one of {SCALE_REWARDS}")
+    adv = rewards - rewards.mean(dim=1, keepdim=True)
+    if scale_rewards == "group":
+        adv = adv / (rewards.std(dim=1, keepdim=True) + STD_EPS)
+    elif scale_rewards == "batch":
+        adv = adv / (rewards.std() + STD_EPS)
+    return adv
+
+
+def grpo_loss(
+    logp: torch.Tensor,
+    logp_old: torch.Tensor,
+    advantages: torch.Tensor,
+    epsilon: float = 0.2,
+    beta: float = 0.0,
+    logp_ref: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Clipped surrogate plus k3 KL (module doc, step 4). All inputs ``(B, G)``; returns a scalar."""
+    ratio = torch.exp(logp - logp_old)
+    per_sample = -torch.minimum(ratio * advantages, torch.clamp(ratio, 1 - epsilon, 1 + epsilon) * advantages)
+    if beta:
+        if logp_ref is None:
+            raise ValueError("beta > 0 needs logp_ref")
+        per_sample = per_sample + beta * (torch.exp(logp_ref - logp) - (logp_ref - logp) - 1)
+    return per_sample.mean()
+
+
+class GRPO:
+    """Sampled GRPO updates against a reward oracle (module doc).
+
+    Args:
+        config: :class:`GRPOConfig`.
+        oracle: callable ``(rows (B,), subsets (B, G)) -> (B, G)`` rewards that counts ``calls`` and ``unique_calls``.
+        group_size: ``G``, samples per question.
+        ref_policy: frozen initial policy for the KL term, or ``None``.
+    """
+
+    def __init__(self, config: GRPOConfig, oracle, group_size: int, ref_policy: torch.nn.Module | None) -> None:
+        if config.scale_rewards not in SCALE_REWARDS:
+            raise ValueError(f"unknown scale_rewards {config.scale_rewards!r}; use one of {SCALE_REWARDS}")
+        if group_size < 2:
+            raise ValueError(f"GRPO needs a group size of at least 2, got {group_size}")
+        self.config = config
+        self.oracle = oracle
+        self.group_size = group_size
+        self.ref_policy = ref_policy
+
+    @property
+    def evaluations(self) -> dict:
+        return {"reasoner_calls": int(self.oracle.calls), "unique_reasoner_calls": int(self.oracle.unique_calls)}
+
+    def update(self, policy: torch.nn.Module, optimizer: torch.optim.Optimizer, features: torch.Tensor, rows: torch.Tensor, generator: torch.Generator) -> dict:
+        """Sample a group per question in ``rows``, then ``num_iterations`` clipped steps. Returns diagnostics."""
+        cfg = self.config
+        x = features[rows]
+        with torch.no_grad():
+            logp_all_old = torch.log_softmax(policy(x) / cfg.temperature, dim=-1)
+            samples = torch.multinomial(logp_all_old.exp(), self.group_size, replacement=True, generator=generator)
+            logp_old = logp_all_old.gather(1, samples)
+            logp_ref = None
+            if cfg.beta:
+                logp_ref = torch.log_softmax(self.ref_policy(x) / cfg.temperature, dim=-1).gather(1, samples)
+        rewards = torch.as_tensor(self.oracle(rows.numpy(), samples.numpy()), dtype=torch.float32)
+        advantages = grpo_advantages(rewards, cfg.scale_rewards)
+        zero_var = (rewards == rewards[:, :1]).all(dim=1).float().mean()
+        for _ in range(cfg.num_iterations):
+            logp = torch.log_softmax(policy(x) / cfg.temperature, dim=-1).gather(1, samples)
+            loss = grpo_loss(logp, logp_old, advantages, cfg.epsilon, cfg.beta, logp_ref)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        return {"loss": loss.item(), "optimizer_steps": cfg.num_iterations, "group_zero_variance": float(zero_var)}

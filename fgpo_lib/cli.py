@@ -1,0 +1,143 @@
+"""The ``fgpo`` command line.
+
+    fgpo train   --table T --method fgpo|grpo|uniform|oracle-best --seed S --steps N [...] --out run.json
+    fgpo compare --table T --methods fgpo,grpo,uniform,oracle-best --seeds 0,1,2,3,4 [...] [--out compare.json]
+    fgpo example-table --out protein.npz      # the book's illustrative 4-tool table
+
+Every training flag maps one-to-one onto a field of :class:`fgpo_lib.train.TrainConfig` (``--entropy-coef`` and
+``--kl-coef`` onto its ``fgpo``, the GRPO flags onto its ``grpo``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+from .algos import FGPOConfig, GRPOConfig
+from .compare import compare_runs, summarize
+from .table import RewardTable, RewardTableError
+from .train import METHODS, TrainConfig, train
+
+_TOP = [f for f in fields(TrainConfig) if f.name not in ("method", "seed", "fgpo", "grpo")]
+_SUB = [("fgpo", f) for f in fields(FGPOConfig)] + [("grpo", f) for f in fields(GRPOConfig)]
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _add_train_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--table", required=True, help="reward table: .npz (RewardTable.save) or long .csv/.parquet")
+    defaults = TrainConfig()
+    for f in _TOP:
+        p.add_argument(_flag(f.name), type=type(getattr(defaults, f.name)), default=getattr(defaults, f.name), help=f"TrainConfig.{f.name} (default %(default)s)")
+    for group, f in _SUB:
+        default = getattr(getattr(defaults, group), f.name)
+        p.add_argument(_flag(f.name), type=type(default), default=default, help=f"{group.upper()}Config.{f.name} (default %(default)s)")
+    p.add_argument("--progress", action="store_true", help="show a progress bar")
+
+
+def _config(args: argparse.Namespace, method: str, seed: int) -> TrainConfig:
+    return TrainConfig(
+        method=method,
+        seed=seed,
+        **{f.name: getattr(args, f.name) for f in _TOP},
+        fgpo=FGPOConfig(**{f.name: getattr(args, f.name) for g, f in _SUB if g == "fgpo"}),
+        grpo=GRPOConfig(**{f.name: getattr(args, f.name) for g, f in _SUB if g == "grpo"}),
+    )
+
+
+def _write_json(obj: dict, path: str) -> None:
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(obj, indent=1, sort_keys=True) + "\n")
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    table = RewardTable.load(args.table)
+    run = train(table, _config(args, args.method, args.seed), progress=args.progress)
+    f = run["final"]
+    split = "test" if f["test"] is not None else "train"
+    print(
+        f"{args.method} seed {args.seed}: {split} greedy reward {f[split]['greedy_reward']:.4f}, expected {f[split]['expected_reward']:.4f}, "
+        f"tools/question {f[split]['greedy_size']:.2f}, failure rate (closed form, G={args.group_size}) {f[split]['failure_rate_closed_form']:.3f}, "
+        f"reasoner calls {f['reasoner_calls']:,} ({f['unique_reasoner_calls']:,} unique)"
+    )
+    if args.out:
+        _write_json(run, args.out)
+        print(f"wrote {args.out}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    table = RewardTable.load(args.table)
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    for m in methods:
+        if m not in METHODS:
+            raise SystemExit(f"fgpo compare: unknown method {m!r}; use {', '.join(METHODS)}")
+    seeds = [int(s) for s in args.seeds.split(",")]
+    split = "test" if len(table.split_index("test")) else "train"
+    base = _config(args, methods[0] if methods else "fgpo", seeds[0])
+    rows = summarize(compare_runs(table, base, methods, seeds, progress=args.progress), split).to_dict("records")
+    print(f"{table!r}\n{split} questions, {len(seeds)} seeds; 95% CI: bootstrap over seeds and questions")
+    header = f"{'method':<12} {'greedy reward [95% CI]':<26} {'expected':>8} {'fail(cf)':>8} {'fail(obs)':>9} {'tools/q':>7} {'calls':>10} {'unique':>10}"
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        ci = f"{r['greedy_reward']:.4f} [{r['ci_lo']:.4f}, {r['ci_hi']:.4f}]"
+        print(
+            f"{r['method']:<12} {ci:<26} {r['expected_reward']:>8.4f} {r['failure_rate_closed_form']:>8.3f} {r['failure_rate_observed']:>9.3f} "
+            f"{r['greedy_size']:>7.2f} {r['reasoner_calls']:>10,.0f} {r['unique_reasoner_calls']:>10,.0f}"
+        )
+    if args.out:
+        _write_json({"split": split, "seeds": seeds, "rows": rows}, args.out)
+        print(f"wrote {args.out}")
+    return 0
+
+
+def cmd_example_table(args: argparse.Namespace) -> int:
+    from .examples import protein_structure_table
+
+    table = protein_structure_table(n_questions=args.questions, seed=args.seed)
+    table.save(args.out)
+    print(f"{table!r}\nwrote {args.out}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fgpo", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("train", help="train one method on one seed")
+    _add_train_args(p)
+    p.add_argument("--method", choices=METHODS, default="fgpo")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", help="write the run record (JSON) here")
+    p.set_defaults(func=cmd_train)
+    p = sub.add_parser("compare", help="several methods x seeds, with confidence intervals")
+    _add_train_args(p)
+    p.add_argument("--methods", default=",".join(METHODS))
+    p.add_argument("--seeds", default="0,1,2,3,4")
+    p.add_argument("--out", help="write the summary (JSON) here")
+    p.set_defaults(func=cmd_compare)
+    p = sub.add_parser("example-table", help="write the illustrative 4-tool protein-structure table")
+    p.add_argument("--out", required=True)
+    p.add_argument("--questions", type=int, default=200)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_example_table)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (RewardTableError, ValueError) as exc:
+        print(f"fgpo {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

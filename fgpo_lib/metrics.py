@@ -1,0 +1,83 @@
+"""Metrics of a subset policy against a reward table.
+
+Array convention (every function): ``probs: (n_questions, n_subsets)`` rows of pi(S|q) summing to 1;
+``rewards: (n_questions, n_subsets)``; columns in the canonical subset order. Per-question functions return
+``(n_questions,) float64``; :func:`evaluate` averages them over questions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .subsets import SubsetSpace
+
+
+def greedy_reward(probs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+    """Reward of the argmax subset per question (ties: lowest canonical index)."""
+    return rewards[np.arange(len(rewards)), np.argmax(probs, axis=1)].astype(np.float64)
+
+
+def expected_reward(probs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+    """``sum_S pi(S|q) R(q,S)`` per question."""
+    return (np.asarray(probs, np.float64) * rewards).sum(axis=1)
+
+
+def reward_value_probs(probs: np.ndarray, rewards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``P_pi(R = r | q)`` for each distinct reward value ``r``: returns ``values (k,)`` and ``(n_questions, k)``."""
+    values, inverse = np.unique(rewards, return_inverse=True)
+    inverse = inverse.reshape(rewards.shape)
+    out = np.zeros((rewards.shape[0], len(values)))
+    rows = np.repeat(np.arange(rewards.shape[0]), rewards.shape[1])
+    np.add.at(out, (rows, inverse.reshape(-1)), np.asarray(probs, np.float64).reshape(-1))
+    return values, out
+
+
+def zero_variance_prob(probs: np.ndarray, rewards: np.ndarray, group_size: int) -> np.ndarray:
+    """Closed form of the chance that ``group_size`` i.i.d. samples from pi all get the same reward.
+
+    ``sum_r P_pi(R=r|q)^G`` per question: the GRPO failure probability of that question.
+    """
+    _, p = reward_value_probs(probs, rewards)
+    return (p**group_size).sum(axis=1)
+
+
+def zero_variance_observed(sampled: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+    """``sampled: (n_questions, G) int`` subset indices -> ``(n_questions,) float64`` 1 where all G rewards are equal."""
+    r = rewards[np.arange(len(rewards))[:, None], sampled]
+    return (r == r[:, :1]).all(axis=1).astype(np.float64)
+
+
+def constant_reward(rewards: np.ndarray) -> np.ndarray:
+    """1 where a question's reward is the same for every subset: no method can learn from it."""
+    return (rewards == rewards[:, :1]).all(axis=1).astype(np.float64)
+
+
+def entropy(probs: np.ndarray) -> np.ndarray:
+    """Shannon entropy of pi(.|q) in nats."""
+    p = np.asarray(probs, np.float64)
+    return -(p * np.log(np.where(p > 0, p, 1.0))).sum(axis=1)
+
+
+def evaluate(probs: np.ndarray, rewards: np.ndarray, space: SubsetSpace, group_size: int, rng: np.random.Generator) -> dict[str, float]:
+    """All metrics, averaged over the given questions. ``rng`` draws one group of ``group_size`` per question.
+
+    Keys: ``greedy_reward`` (accuracy of the argmax subset), ``expected_reward``, ``failure_rate_observed`` (share
+    of sampled groups with zero reward variance), ``failure_rate_closed_form``, ``constant_share``,
+    ``greedy_size`` and ``expected_size`` (tools per question), ``entropy`` (nats).
+    """
+    probs = np.asarray(probs, np.float64)
+    cum = probs.cumsum(axis=1)
+    cum[:, -1] = 1.0
+    u = rng.random((len(probs), group_size))
+    sampled = np.minimum((u[:, :, None] >= cum[:, None, :]).sum(axis=2), probs.shape[1] - 1)  # inverse-CDF draw
+    sizes = space.sizes.astype(np.float64)
+    return {
+        "greedy_reward": float(greedy_reward(probs, rewards).mean()),
+        "expected_reward": float(expected_reward(probs, rewards).mean()),
+        "failure_rate_observed": float(zero_variance_observed(sampled, rewards).mean()),
+        "failure_rate_closed_form": float(zero_variance_prob(probs, rewards, group_size).mean()),
+        "constant_share": float(constant_reward(rewards).mean()),
+        "greedy_size": float(sizes[np.argmax(probs, axis=1)].mean()),
+        "expected_size": float((probs @ sizes).mean()),
+        "entropy": float(entropy(probs).mean()),
+    }

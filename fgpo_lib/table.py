@@ -1,0 +1,387 @@
+"""`RewardTable`: the reward of every (question, tool subset) pair, with its split and provenance.
+
+Array convention
+----------------
+``rewards: (n_questions, n_subsets) float32``; row ``q`` is question ``question_ids[q]``, column ``s`` is subset ``s``
+of ``space`` in its canonical order (see :mod:`fgpo_lib.subsets`). Every reward lies in ``reward_range``; no NaN.
+
+File format (``.npz``, format version 1)
+-----------------------------------------
+One compressed NumPy archive (``numpy.savez_compressed``) with two entries:
+
+* ``rewards``: the float32 array above;
+* ``meta``: a 0-d string array holding one JSON object::
+
+      {"format": "fgpo-reward-table", "version": 1,
+       "space": {"n_tools", "max_size", "min_size", "tool_names"},
+       "question_ids": [...], "questions": [...], "tasks": [...] | null,
+       "split": ["train" | "test", ...], "reward_range": [lo, hi], "provenance": {...}}
+
+Long format (CSV or Parquet, by file suffix)
+--------------------------------------------
+One row per cell: ``question_id,tools,reward``, where ``tools`` is the ``+``-joined tool names of the subset in any
+order and ``''`` is the empty subset. Optional columns ``question``, ``task`` and ``split`` must be constant per
+question. Rows are numbered from 1, not counting the header: row ``r`` is line ``r + 1`` of a CSV file. Errors name
+the file, the row and the column.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .subsets import SubsetSpace
+
+FORMAT_NAME = "fgpo-reward-table"
+FORMAT_VERSION = 1
+SPLITS = ("train", "test")
+
+
+class RewardTableError(ValueError):
+    """A reward table (in memory or on disk) that breaks the format; the message names the file, row and column."""
+
+
+def stratified_split(question_ids: Sequence[str], tasks: Sequence[str] | None, test_fraction: float = 0.3, seed: int = 0) -> np.ndarray:
+    """Deterministic train/test split, stratified by task: ``(n_questions,)`` array of ``'train'``/``'test'``.
+
+    Within each task, questions are ordered by a seeded hash of their id, and the first
+    ``round(test_fraction * n_task)`` go to test. The split of a question does not depend on row order.
+    """
+    if not 0.0 <= test_fraction < 1.0:
+        raise ValueError(f"test_fraction must be in [0, 1), got {test_fraction}")
+    tasks = list(tasks) if tasks is not None else [""] * len(question_ids)
+    split = np.full(len(question_ids), "train", dtype=object)
+    by_task: dict[str, list[int]] = {}
+    for i, t in enumerate(tasks):
+        by_task.setdefault(t, []).append(i)
+    for idx in by_task.values():
+        key = lambda i: hashlib.sha256(f"{seed}:{question_ids[i]}".encode()).hexdigest()  # noqa: E731
+        ordered = sorted(idx, key=key)
+        for i in ordered[: int(round(test_fraction * len(ordered)))]:
+            split[i] = "test"
+    return split.astype(str)
+
+
+@dataclass
+class RewardTable:
+    """Rewards of every subset for every question.
+
+    Attributes:
+        rewards: ``(n_questions, n_subsets) float32`` reward of subset ``s`` (canonical order) for question ``q``.
+        question_ids: ``n_questions`` unique ids.
+        space: the :class:`SubsetSpace`; its ``tool_names`` are the table's tools.
+        questions: question texts (inputs to featurizers); defaults to the ids.
+        tasks: optional task label per question.
+        split: ``(n_questions,)`` ``'train'``/``'test'``; defaults to :func:`stratified_split` (30% test).
+        reward_range: declared ``(lo, hi)``; every reward must lie inside.
+        provenance: free-form JSON-serializable dict: where the rewards came from (reasoner, model hash,
+            prompt hash, data hash, code version, ...).
+    """
+
+    rewards: np.ndarray
+    question_ids: list[str]
+    space: SubsetSpace
+    questions: list[str] | None = None
+    tasks: list[str] | None = None
+    split: np.ndarray | None = None
+    reward_range: tuple[float, float] = (0.0, 1.0)
+    provenance: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.rewards = np.asarray(self.rewards, dtype=np.float32)
+        self.question_ids = [str(q) for q in self.question_ids]
+        self.questions = list(self.question_ids) if self.questions is None else [str(q) for q in self.questions]
+        self.tasks = None if self.tasks is None else [str(t) for t in self.tasks]
+        if self.split is None:
+            self.split = stratified_split(self.question_ids, self.tasks)
+        self.split = np.asarray(self.split).astype(str)
+        self.reward_range = (float(self.reward_range[0]), float(self.reward_range[1]))
+        self.validate()
+
+    # --- validation -----------------------------------------------------------------------------------------------
+    def validate(self, source: str = "reward table") -> None:
+        """Raise :class:`RewardTableError` naming ``source`` if anything is inconsistent."""
+        n_q = len(self.question_ids)
+        if self.rewards.ndim != 2 or self.rewards.shape != (n_q, self.space.n_subsets):
+            raise RewardTableError(
+                f"{source}: rewards has shape {self.rewards.shape}, expected ({n_q} questions, {self.space.n_subsets} subsets)"
+            )
+        if len(set(self.question_ids)) != n_q:
+            seen: set[str] = set()
+            dup = next(q for q in self.question_ids if q in seen or seen.add(q))
+            raise RewardTableError(f"{source}: duplicate question id {dup!r}")
+        for name, values in (("questions", self.questions), ("tasks", self.tasks), ("split", self.split)):
+            if values is not None and len(values) != n_q:
+                raise RewardTableError(f"{source}: {name} has {len(values)} entries for {n_q} questions")
+        bad_split = sorted(set(self.split.tolist()) - set(SPLITS))
+        if bad_split:
+            raise RewardTableError(f"{source}: split values must be 'train' or 'test', found {bad_split}")
+        lo, hi = self.reward_range
+        if not lo <= hi:
+            raise RewardTableError(f"{source}: reward_range {self.reward_range} has lo > hi")
+        nan = np.argwhere(np.isnan(self.rewards))
+        if len(nan):
+            q, s = nan[0]
+            raise RewardTableError(f"{source}: reward is NaN for question {self.question_ids[q]!r}, subset {self.space.label(s)!r}")
+        out = np.argwhere((self.rewards < lo) | (self.rewards > hi))
+        if len(out):
+            q, s = out[0]
+            raise RewardTableError(
+                f"{source}: reward {self.rewards[q, s]} for question {self.question_ids[q]!r}, subset "
+                f"{self.space.label(s)!r} is outside the declared reward range [{lo}, {hi}]"
+            )
+
+    # --- shape and views ------------------------------------------------------------------------------------------
+    @property
+    def n_questions(self) -> int:
+        return len(self.question_ids)
+
+    @property
+    def n_subsets(self) -> int:
+        return self.space.n_subsets
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        return self.space.tool_names
+
+    def split_index(self, split: str) -> np.ndarray:
+        """Row indices ``(n,) int64`` of ``'train'``, ``'test'`` or ``'all'`` questions."""
+        if split == "all":
+            return np.arange(self.n_questions)
+        if split not in SPLITS:
+            raise ValueError(f"unknown split {split!r}; use 'train', 'test' or 'all'")
+        return np.flatnonzero(self.split == split)
+
+    def select(self, rows: Sequence[int] | np.ndarray) -> "RewardTable":
+        """A new table with only ``rows``, in that order."""
+        rows = np.asarray(rows, dtype=np.int64)
+        return RewardTable(
+            rewards=self.rewards[rows],
+            question_ids=[self.question_ids[i] for i in rows],
+            space=self.space,
+            questions=[self.questions[i] for i in rows],
+            tasks=None if self.tasks is None else [self.tasks[i] for i in rows],
+            split=self.split[rows],
+            reward_range=self.reward_range,
+            provenance=dict(self.provenance),
+        )
+
+    def content_hash(self) -> str:
+        """sha256 of rewards, ids, tools and split: equal hashes mean equal training inputs."""
+        h = hashlib.sha256()
+        h.update(np.ascontiguousarray(self.rewards).tobytes())
+        h.update(json.dumps([self.question_ids, list(self.tool_names), self.split.tolist(), self.space.to_dict()]).encode())
+        return h.hexdigest()
+
+    # --- npz format -----------------------------------------------------------------------------------------------
+    def _meta(self) -> dict:
+        return {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "space": self.space.to_dict(),
+            "question_ids": self.question_ids,
+            "questions": self.questions,
+            "tasks": self.tasks,
+            "split": self.split.tolist(),
+            "reward_range": list(self.reward_range),
+            "provenance": self.provenance,
+        }
+
+    def save(self, path: str | Path) -> Path:
+        """Write the ``.npz`` format (module doc). Writes to a temporary file first, then renames."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez_compressed(tmp, rewards=self.rewards, meta=np.array(json.dumps(self._meta(), sort_keys=True)))
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "RewardTable":
+        """Read a table written by :meth:`save` (``.npz``) or a long CSV/Parquet file (:meth:`from_long`)."""
+        path = Path(path)
+        if not path.exists():
+            raise RewardTableError(f"{path}: no such file")
+        if path.suffix.lower() in (".csv", ".parquet", ".pq"):
+            return cls.from_long(path)
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                if "rewards" not in z.files or "meta" not in z.files:
+                    raise RewardTableError(f"{path}: not an fgpo reward table (needs entries 'rewards' and 'meta', found {z.files})")
+                rewards = z["rewards"]
+                meta = json.loads(str(z["meta"]))
+        except RewardTableError:
+            raise
+        except Exception as exc:  # zipfile, pickle, JSON errors
+            raise RewardTableError(f"{path}: cannot read as an fgpo .npz reward table: {exc}") from exc
+        if meta.get("format") != FORMAT_NAME or meta.get("version") != FORMAT_VERSION:
+            raise RewardTableError(f"{path}: format {meta.get('format')!r} version {meta.get('version')!r}, expected {FORMAT_NAME!r} version {FORMAT_VERSION}")
+        try:
+            space = SubsetSpace.from_dict(meta["space"])
+            table = cls.__new__(cls)
+            table.rewards = np.asarray(rewards, dtype=np.float32)
+            table.question_ids = [str(q) for q in meta["question_ids"]]
+            table.space = space
+            table.questions = meta["questions"]
+            table.tasks = meta["tasks"]
+            table.split = np.asarray(meta["split"]).astype(str)
+            table.reward_range = tuple(meta["reward_range"])
+            table.provenance = meta["provenance"]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RewardTableError(f"{path}: malformed metadata: {exc!r}") from exc
+        table.validate(source=str(path))
+        return table
+
+    # --- long CSV / Parquet ---------------------------------------------------------------------------------------
+    def to_long(self, path: str | Path | None = None) -> pd.DataFrame:
+        """Long form ``question_id,tools,reward[,question,task,split]``; written to ``path`` (CSV or Parquet) if given."""
+        q_idx = np.repeat(np.arange(self.n_questions), self.n_subsets)
+        s_idx = np.tile(np.arange(self.n_subsets), self.n_questions)
+        labels = np.array(self.space.labels(), dtype=object)
+        df = pd.DataFrame(
+            {
+                "question_id": np.array(self.question_ids, dtype=object)[q_idx],
+                "tools": labels[s_idx],
+                "reward": self.rewards.reshape(-1),
+                "question": np.array(self.questions, dtype=object)[q_idx],
+                "split": self.split[q_idx],
+            }
+        )
+        if self.tasks is not None:
+            df["task"] = np.array(self.tasks, dtype=object)[q_idx]
+        if path is not None:
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.suffix.lower() in (".parquet", ".pq"):
+                df.to_parquet(path, index=False)
+            else:
+                df.to_csv(path, index=False)
+        return df
+
+    @classmethod
+    def from_long(
+        cls,
+        source: str | Path | pd.DataFrame,
+        tool_names: Sequence[str] | None = None,
+        max_size: int | None = None,
+        min_size: int | None = None,
+        reward_range: tuple[float, float] = (0.0, 1.0),
+        provenance: dict | None = None,
+    ) -> "RewardTable":
+        """Build a table from the long format (module doc).
+
+        Args:
+            source: a ``.csv``/``.parquet`` path or a DataFrame.
+            tool_names: the tools in canonical order; unknown names in ``tools`` are errors. If ``None``, the
+                sorted set of names found.
+            max_size, min_size: the subset space; default to the largest and smallest subset sizes found.
+            reward_range: declared ``(lo, hi)``; rewards outside are errors.
+        """
+        name = "<DataFrame>" if isinstance(source, pd.DataFrame) else str(source)
+        df = _read_long(source)
+        for col in ("question_id", "tools", "reward"):
+            if col not in df.columns:
+                raise RewardTableError(f"{name}: missing column {col!r} (found {list(df.columns)})")
+        tools_col = df["tools"].astype(str).str.strip().tolist()
+        split_names = {lbl: [p.strip() for p in lbl.split("+")] if lbl else [] for lbl in set(tools_col)}
+        if tool_names is None:
+            tool_names = sorted({t for parts in split_names.values() for t in parts})
+        known = set(tool_names)
+        for r, lbl in enumerate(tools_col, start=1):
+            parts = split_names[lbl]
+            for t in parts:
+                if t not in known:
+                    raise RewardTableError(f"{name}: row {r}, column 'tools': unknown tool {t!r} in {lbl!r}; known tools: {list(tool_names)}")
+            if len(set(parts)) != len(parts):
+                raise RewardTableError(f"{name}: row {r}, column 'tools': a tool appears twice in {lbl!r}")
+        sizes = {lbl: len(p) for lbl, p in split_names.items()}
+        max_size = max(sizes.values()) if max_size is None else max_size
+        min_size = min(sizes.values()) if min_size is None else min_size
+        space = SubsetSpace(len(tool_names), max_size, min_size, tuple(tool_names))
+        col_index = {}
+        for r, lbl in enumerate(tools_col, start=1):
+            if lbl not in col_index:
+                if not min_size <= sizes[lbl] <= space.max_size:
+                    raise RewardTableError(f"{name}: row {r}, column 'tools': subset {lbl!r} has {sizes[lbl]} tools, outside this table's sizes {min_size}..{space.max_size}")
+                col_index[lbl] = space.index_of(split_names[lbl])
+        reward = pd.to_numeric(df["reward"], errors="coerce").to_numpy(dtype=np.float64)
+        raw_reward = df["reward"].tolist()
+        lo, hi = float(reward_range[0]), float(reward_range[1])
+        for r in np.flatnonzero(np.isnan(reward)):
+            raise RewardTableError(f"{name}: row {r + 1}, column 'reward': {raw_reward[r]!r} is missing, NaN or not a number")
+        for r in np.flatnonzero((reward < lo) | (reward > hi)):
+            raise RewardTableError(f"{name}: row {r + 1}, column 'reward': {reward[r]} is outside the declared reward range [{lo}, {hi}]")
+        qids = df["question_id"].astype(str).tolist()
+        q_order = list(dict.fromkeys(qids))
+        q_row = {q: i for i, q in enumerate(q_order)}
+        rewards = np.full((len(q_order), space.n_subsets), np.nan, dtype=np.float32)
+        first_row = np.zeros((len(q_order), space.n_subsets), dtype=np.int64)
+        for r, (q, lbl) in enumerate(zip(qids, tools_col), start=1):
+            i, s = q_row[q], col_index[lbl]
+            if first_row[i, s]:
+                raise RewardTableError(f"{name}: row {r}, columns 'question_id','tools': duplicates row {first_row[i, s]} (question {q!r}, tools {lbl!r})")
+            first_row[i, s] = r
+            rewards[i, s] = reward[r - 1]
+        missing = np.argwhere(first_row == 0)
+        if len(missing):
+            i, s = missing[0]
+            raise RewardTableError(
+                f"{name}: missing cell: no row for question {q_order[i]!r} with tools {space.label(s)!r} "
+                f"(columns 'question_id','tools'); {len(missing)} cells missing in all, every question needs all {space.n_subsets} subsets"
+            )
+        per_q = {}
+        for col in ("question", "task", "split"):
+            if col in df.columns:
+                per_q[col] = _constant_per_question(df[col].astype(str).tolist(), qids, q_row, name, col)
+        return cls(
+            rewards=rewards,
+            question_ids=q_order,
+            space=space,
+            questions=per_q.get("question"),
+            tasks=per_q.get("task"),
+            split=per_q.get("split"),
+            reward_range=(lo, hi),
+            provenance=dict(provenance or {}),
+        )
+
+    def __repr__(self) -> str:
+        n_train = int((self.split == "train").sum())
+        return (
+            f"RewardTable({self.n_questions} questions ({n_train} train), {self.n_subsets} subsets of tools "
+            f"{list(self.tool_names)}, mean reward {self.rewards.mean():.3f})"
+        )
+
+
+def _read_long(source: str | Path | pd.DataFrame) -> pd.DataFrame:
+    if isinstance(source, pd.DataFrame):
+        return source.reset_index(drop=True)
+    path = Path(source)
+    if not path.exists():
+        raise RewardTableError(f"{path}: no such file")
+    try:
+        if path.suffix.lower() in (".parquet", ".pq"):
+            df = pd.read_parquet(path)
+            if "tools" in df.columns:
+                df["tools"] = df["tools"].fillna("")
+            return df
+        # keep_default_na=False: '' in `tools` is the empty subset, not a missing value
+        return pd.read_csv(path, dtype={"question_id": str, "tools": str}, keep_default_na=False)
+    except Exception as exc:
+        raise RewardTableError(f"{path}: cannot read as CSV/Parquet: {exc}") from exc
+
+
+def _constant_per_question(values: list[str], qids: list[str], q_row: dict[str, int], name: str, col: str) -> list[str]:
+    out: list[str | None] = [None] * len(q_row)
+    for r, (q, v) in enumerate(zip(qids, values), start=1):
+        i = q_row[q]
+        if out[i] is None:
+            out[i] = v
+        elif out[i] != v:
+            raise RewardTableError(f"{name}: row {r}, column {col!r}: {v!r} differs from {out[i]!r} given earlier for question {q!r}")
+    return out  # type: ignore[return-value]

@@ -1,0 +1,210 @@
+"""Train one method on one reward table and return a JSON-ready run record.
+
+The loop is shared by every method; what differs is the update (:mod:`fgpo_lib.algos`). Evaluation is exact:
+metrics are computed from the full table rows of the train and test questions (:func:`fgpo_lib.metrics.evaluate`),
+never from samples, except the observed failure rate, which draws one seeded group per question.
+
+Run record (what ``fgpo train --out run.json`` writes)::
+
+    {"fgpo_version", "created" (ISO timestamp: the only field that differs between reruns),
+     "config": TrainConfig as a dict, "table": {content_hash, sizes, tools, provenance},
+     "curves": [{"step", "optimizer_steps", "reasoner_calls", "unique_reasoner_calls",
+                 "group_zero_variance" (GRPO: share of training groups with equal rewards since the last point),
+                 "train": metrics, "test": metrics}, ...],
+     "final": {"train": metrics, "test": metrics, "reasoner_calls", "unique_reasoner_calls", "optimizer_steps"},
+     "per_question": {"train"|"test": {"question_ids", "greedy_reward", "expected_reward", "greedy_size"}},
+     "subset_probs": {"train"|"test": (n_subsets,) mean over questions of pi(S|q), canonical order}}
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from . import __version__
+from .algos import BASELINES, FGPO, GRPO, FGPOConfig, GRPOConfig
+from .features import make_featurizer
+from .metrics import evaluate, expected_reward, greedy_reward
+from .oracle import TableOracle
+from .policy import SubsetPolicy
+from .table import RewardTable
+
+METHODS = ("fgpo", "grpo", "uniform", "oracle-best")
+
+
+@dataclass
+class TrainConfig:
+    method: str = "fgpo"
+    """One of 'fgpo', 'grpo', 'uniform', 'oracle-best'."""
+    seed: int = 0
+    """Fixes policy initialisation, minibatches, GRPO's samples and the metric samples."""
+    steps: int = 200
+    """Updates: exact FGPO steps, or GRPO generation batches (each runs grpo.num_iterations optimizer steps)."""
+    lr: float = 0.05
+    """Adam learning rate."""
+    batch_questions: int = 0
+    """Training questions per update; 0 means all of them (full batch)."""
+    group_size: int = 8
+    """G: GRPO's samples per question, and the group size of the failure-rate metrics for every method."""
+    featurizer: str = "text"
+    """Question features: 'text' (hashed n-grams, no model), 'constant', or a name registered in fgpo_lib.features."""
+    parameterization: str = "flat"
+    """Policy head: 'flat' (a logit per subset) or 'factorized' (per-tool scores + a size term)."""
+    hidden: int = 0
+    """Width of one tanh hidden layer in the policy; 0 for linear."""
+    prior: dict[str, float] | None = None
+    """Initial policy: {subset label ('a+b'): probability}; the remaining mass is shared equally by the other
+    subsets. None starts uniform. Also the reference of the KL terms."""
+    eval_every: int = 10
+    """Record metrics every this many updates (and at the first and last)."""
+    fgpo: FGPOConfig = field(default_factory=FGPOConfig)
+    """FGPO-only settings."""
+    grpo: GRPOConfig = field(default_factory=GRPOConfig)
+    """GRPO-only settings."""
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"unknown method {self.method!r}; use one of {METHODS}")
+        if isinstance(self.fgpo, dict):
+            self.fgpo = FGPOConfig(**self.fgpo)
+        if isinstance(self.grpo, dict):
+            self.grpo = GRPOConfig(**self.grpo)
+
+
+def prior_probs(space, prior: dict[str, float] | None) -> np.ndarray | None:
+    """``(n_subsets,)`` probabilities from ``{label: prob}``; the rest of the mass is spread evenly over the others."""
+    if not prior:
+        return None
+    probs = np.full(space.n_subsets, np.nan)
+    for label, p in prior.items():
+        probs[space.index_of_label(label)] = p
+    given = ~np.isnan(probs)
+    rest = 1.0 - probs[given].sum()
+    if given.all():
+        if abs(rest) > 1e-6:
+            raise ValueError(f"prior probabilities sum to {1 - rest}, not 1")
+    elif rest <= 0:
+        raise ValueError(f"prior {prior} must leave positive mass for the other subsets")
+    else:
+        probs[~given] = rest / (~given).sum()
+    return probs
+
+
+def _metrics(probs: np.ndarray, table: RewardTable, rows: np.ndarray, cfg: TrainConfig, step: int, salt: int) -> dict:
+    rng = np.random.default_rng([cfg.seed, step, salt])
+    return evaluate(probs[rows], table.rewards[rows], table.space, cfg.group_size, rng)
+
+
+def _per_question(probs: np.ndarray, table: RewardTable, rows: np.ndarray) -> dict:
+    p, r = probs[rows], table.rewards[rows]
+    return {
+        "question_ids": [table.question_ids[i] for i in rows],
+        "greedy_reward": greedy_reward(p, r).tolist(),
+        "expected_reward": expected_reward(p, r).tolist(),
+        "greedy_size": table.space.sizes[np.argmax(p, axis=1)].tolist(),
+    }
+
+
+def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None = None, progress: bool = False) -> dict:
+    """Train ``config.method`` on ``table``'s training questions; evaluate on train and test. Returns the run record.
+
+    Args:
+        features: ``(n_questions, d) float32`` question features in table row order; built with
+            ``config.featurizer`` from ``table.questions`` when ``None``.
+        progress: show a tqdm progress bar.
+    """
+    cfg = config
+    train_rows, test_rows = table.split_index("train"), table.split_index("test")
+    if len(train_rows) == 0:
+        raise ValueError("the table has no training questions")
+    torch.manual_seed(cfg.seed)
+    generator = torch.Generator().manual_seed(cfg.seed)
+    if features is None:
+        features = make_featurizer(cfg.featurizer)(table.questions)
+    features = np.asarray(features, dtype=np.float32)
+    if features.shape[0] != table.n_questions:
+        raise ValueError(f"features have {features.shape[0]} rows for {table.n_questions} questions")
+    x = torch.from_numpy(features)
+    policy = SubsetPolicy(x.shape[1], table.space, cfg.parameterization, cfg.hidden, prior_probs(table.space, cfg.prior))
+    ref_policy = copy.deepcopy(policy).requires_grad_(False)
+
+    steps = cfg.steps
+    if cfg.method in BASELINES:
+        algo, steps = None, 0
+        evaluations = {"reasoner_calls": 0 if cfg.method == "uniform" else table.n_questions * table.n_subsets}
+        evaluations["unique_reasoner_calls"] = evaluations["reasoner_calls"]
+    elif cfg.method == "fgpo":
+        algo = FGPO(cfg.fgpo, torch.from_numpy(table.rewards), ref_policy, len(train_rows))
+    else:
+        algo = GRPO(cfg.grpo, TableOracle(table), cfg.group_size, ref_policy)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.lr)
+
+    def current_probs() -> np.ndarray:
+        if cfg.method in BASELINES:
+            return BASELINES[cfg.method](table.rewards)
+        with torch.no_grad():
+            return torch.softmax(policy(x).double(), dim=-1).numpy()
+
+    batch = len(train_rows) if cfg.batch_questions <= 0 else min(cfg.batch_questions, len(train_rows))
+    train_rows_t = torch.from_numpy(train_rows)
+    order, cursor = train_rows_t, len(train_rows_t)  # first minibatch triggers a seeded shuffle
+    curves, optimizer_steps, zero_var = [], 0, []
+    for step in tqdm(range(steps + 1), desc=f"{cfg.method} seed {cfg.seed}", disable=not progress):
+        if step % max(cfg.eval_every, 1) == 0 or step == steps:
+            probs = current_probs()
+            evals = algo.evaluations if algo is not None else evaluations
+            curves.append(
+                {
+                    "step": step,
+                    "optimizer_steps": optimizer_steps,
+                    **evals,
+                    "group_zero_variance": float(np.mean(zero_var)) if zero_var else None,
+                    "train": _metrics(probs, table, train_rows, cfg, step, 0),
+                    "test": _metrics(probs, table, test_rows, cfg, step, 1) if len(test_rows) else None,
+                }
+            )
+            zero_var = []
+        if step == steps:
+            break
+        if batch == len(train_rows):
+            rows = train_rows_t
+        else:
+            if cursor + batch > len(order):
+                order, cursor = train_rows_t[torch.randperm(len(train_rows_t), generator=generator)], 0
+            rows, cursor = order[cursor : cursor + batch], cursor + batch
+        info = algo.update(policy, optimizer, x, rows, generator)
+        optimizer_steps += info["optimizer_steps"]
+        if "group_zero_variance" in info:
+            zero_var.append(info["group_zero_variance"])
+
+    probs = current_probs()
+    last = curves[-1]
+    return {
+        "fgpo_version": __version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "config": asdict(cfg),
+        "table": {
+            "content_hash": table.content_hash(),
+            "n_questions": table.n_questions,
+            "n_train": len(train_rows),
+            "n_test": len(test_rows),
+            "n_subsets": table.n_subsets,
+            "tools": list(table.tool_names),
+            "provenance": table.provenance,
+        },
+        "curves": curves,
+        "final": {
+            "train": last["train"],
+            "test": last["test"],
+            "reasoner_calls": last["reasoner_calls"],
+            "unique_reasoner_calls": last["unique_reasoner_calls"],
+            "optimizer_steps": optimizer_steps,
+        },
+        "per_question": {name: _per_question(probs, table, rows) for name, rows in (("train", train_rows), ("test", test_rows)) if len(rows)},
+        "subset_probs": {name: probs[rows].mean(axis=0).tolist() for name, rows in (("train", train_rows), ("test", test_rows)) if len(rows)},
+    }
