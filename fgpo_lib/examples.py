@@ -77,8 +77,11 @@ def synthetic_table(n_questions: int = 600, n_tools: int = 8, max_size: int = 4,
     """A synthetic genomics-shaped table ``(n_questions, n_subsets)`` with binary rewards.
 
     Each task has a relevant tool set (one tool, or a pair for every third task). A subset that holds the relevant
-    set succeeds with probability ``0.9 * 0.8 ** n_distractors`` (extra tools mislead the reasoner); a subset that
-    holds part of it with 0.15; otherwise 0.02. Rewards are drawn per cell from ``default_rng(seed)``.
+    set succeeds with probability ``p = 0.9 * 0.8 ** n_distractors`` (extra tools mislead the reasoner); a subset
+    that holds part of it with 0.15; otherwise 0.02. As in :func:`protein_structure_table`, each question draws one
+    difficulty ``u_q ~ U(0, 1)`` from ``default_rng(seed)`` and ``R(q, S) = 1`` iff ``u_q < p(q, S)``, so the
+    relevant set alone is a best subset of every question and a policy that recognises the task can match
+    oracle-best.
     """
     space = SubsetSpace(n_tools, max_size=max_size)
     rng = np.random.default_rng(seed)
@@ -94,7 +97,7 @@ def synthetic_table(n_questions: int = 600, n_tools: int = 8, max_size: int = 4,
     n_rel = rel.sum(axis=1, keepdims=True)
     distractors = space.sizes[None, :] - n_hit
     p = np.where(n_hit == n_rel, 0.9 * 0.8**distractors, np.where(n_hit > 0, 0.15, 0.02))
-    rewards = (rng.random(p.shape) < p).astype(np.float32)
+    rewards = (rng.random((n_questions, 1)) < p).astype(np.float32)
     genes = ("BRCA1", "TP53", "EGFR", "PSMB10", "CFTR", "APOE", "MYC", "KRAS", "HBB", "LMNA")
     questions = [f"task {t}: question {i} about gene {genes[(i * 7) % len(genes)]}" for i, t in enumerate(tasks)]
     return RewardTable(
