@@ -21,6 +21,7 @@ book: setup
 	$(PY) -m fgpo_lib.book --book-dir book
 
 bench: setup
+	$(PY) benchmarks/bench_env.py
 	$(PY) benchmarks/bench_optim.py
 
 clean-book:

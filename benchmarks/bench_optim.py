@@ -56,7 +56,8 @@ def to_target(table, cfg: TrainConfig, target: float) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", default="0,1,2")
-    ap.add_argument("--max-steps", type=int, default=400)
+    ap.add_argument("--max-steps", type=int, default=1000)
+    ap.add_argument("--eval-every", type=int, default=5)
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     torch.set_num_threads(torch.get_num_threads())
@@ -74,7 +75,7 @@ def main() -> None:
         f, g = time_updates(table, "fgpo", batch=batch), time_updates(table, "grpo", batch=batch)
         print(f"  batch = {label:<20} FGPO {f * 1e3:7.2f} ms   GRPO (G=8) {g * 1e3:7.2f} ms")
 
-    print(f"\nto reach 95% of oracle-best train accuracy (lr 0.05, G=8, at most {args.max_steps} updates), per seed:")
+    print(f"\nto reach 95% of oracle-best train accuracy (lr 0.05, G=8, at most {args.max_steps} updates, checked every {args.eval_every}), per seed:")
     print(f"  {'policy':<10} {'method':<6} {'batch':>5} {'seed':>4} {'updates':>8} {'reasoner evals':>15} {'unique evals':>13}  final acc")
     summary = {}
     for param in ("flat", "factorized"):
@@ -82,7 +83,7 @@ def main() -> None:
             for batch in (0, 32):
                 res = []
                 for seed in seeds:
-                    cfg = TrainConfig(method=method, seed=seed, steps=args.max_steps, batch_questions=batch, eval_every=1, parameterization=param)
+                    cfg = TrainConfig(method=method, seed=seed, steps=args.max_steps, batch_questions=batch, eval_every=args.eval_every, parameterization=param)
                     r = to_target(table, cfg, target)
                     res.append(r)
                     upd = "not hit" if r["updates"] is None else str(r["updates"])

@@ -19,7 +19,7 @@ import papermill
 
 ROOT = Path(__file__).resolve().parents[1]
 #: notebook stem -> default parameter overrides (none: the notebook's own defaults are the study's)
-BOOK_NOTEBOOKS: dict[str, dict] = {"worked_example": {}}
+BOOK_NOTEBOOKS: dict[str, dict] = {"worked_example": {}, "environment": {}}
 
 
 def execute_notebook(name: str, out_dir: Path, parameters: dict) -> Path:

@@ -107,6 +107,45 @@ def cmd_example_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_score(args: argparse.Namespace) -> int:
+    from .genomics.benchmarks import load_benchmark
+    from .genomics.scoring import score_predictions
+
+    questions = load_benchmark(args.benchmark)
+    known = {q.text for q in questions} | {q.qid for q in questions}
+    predictions = {}
+    path = Path(args.predictions)
+    if not path.exists():
+        raise ValueError(f"{path}: no such file")
+    for n, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            key, pred = rec.get("qid") or rec["question"], rec["prediction"]
+        except (ValueError, KeyError, AttributeError) as exc:
+            raise ValueError(f"{path}: line {n}: expected a JSON object with 'question' (or 'qid') and 'prediction' ({exc!r})") from None
+        if key not in known:
+            raise ValueError(f"{path}: line {n}: question {str(key)[:80]!r} is not in benchmark {args.benchmark!r}")
+        predictions[key] = str(pred)
+    table = score_predictions(questions, predictions)
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    return 0
+
+
+def cmd_coverage(args: argparse.Namespace) -> int:
+    from .genomics.coverage import coverage_table
+
+    table = coverage_table(args.benchmark, max_size=args.max_size, progress=args.progress)
+    print(f"{args.benchmark}: subsets of at most {args.max_size} of the 8 tools")
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    if args.markdown:
+        Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.markdown).write_text(table.to_markdown(index=False, floatfmt=".1f") + "\n")
+        print(f"wrote {args.markdown}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fgpo", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -127,6 +166,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--questions", type=int, default=200)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_example_table)
+    p = sub.add_parser("score", help="score free-text predictions on a built-in benchmark, per task")
+    p.add_argument("--benchmark", required=True, choices=("geneturing", "genehop", "geneseq"))
+    p.add_argument("--predictions", required=True, help='JSONL: {"question": ..., "prediction": ...} per line')
+    p.set_defaults(func=cmd_score)
+    p = sub.add_parser("coverage", help="per task: share of questions answerable from some tool subset's outputs")
+    p.add_argument("--benchmark", required=True, choices=("geneturing", "genehop", "geneseq"))
+    p.add_argument("--max-size", type=int, default=4)
+    p.add_argument("--markdown", help="also write the table as Markdown here")
+    p.add_argument("--progress", action="store_true")
+    p.set_defaults(func=cmd_coverage)
     return parser
 
 

@@ -320,6 +320,7 @@ class RewardTable:
         qids = df["question_id"].astype(str).tolist()
         q_order = list(dict.fromkeys(qids))
         q_row = {q: i for i, q in enumerate(q_order)}
+        space.check_table_fits(len(q_order))  # clear error before allocating a table that cannot fit
         rewards = np.full((len(q_order), space.n_subsets), np.nan, dtype=np.float32)
         first_row = np.zeros((len(q_order), space.n_subsets), dtype=np.int64)
         for r, (q, lbl) in enumerate(zip(qids, tools_col), start=1):

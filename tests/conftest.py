@@ -1,3 +1,5 @@
+import socket
+
 import numpy as np
 import pytest
 
@@ -18,3 +20,28 @@ def three_tool_table() -> RewardTable:
         dtype=np.float32,
     )
     return RewardTable(rewards, ["q0", "q1", "q2", "q3"], space, tasks=["a", "a", "b", "b"], split=["train", "train", "train", "test"])
+
+
+_LOOPBACK = ("127.", "::1", "localhost")
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    """Every test runs with outbound connections refused; loopback (local kernels, local servers) still works."""
+    real_connect, real_connect_ex = socket.socket.connect, socket.socket.connect_ex
+
+    def guard(sock, address):
+        host = address[0] if isinstance(address, tuple) else address
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and not str(host).startswith(_LOOPBACK):
+            raise OSError(f"network access blocked in tests: {address!r}")
+
+    def connect(sock, address):
+        guard(sock, address)
+        return real_connect(sock, address)
+
+    def connect_ex(sock, address):
+        guard(sock, address)
+        return real_connect_ex(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)

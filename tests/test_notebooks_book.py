@@ -31,3 +31,5 @@ def test_small_book_builds_with_figures_and_no_unresolved_glue(tmp_path):
     for src in images:
         assert (book / "_build" / "html" / "_generated" / src).resolve().exists(), src
     assert (book / "_build" / "html" / "method.html").exists()
+    env = (book / "_build" / "html" / "_generated" / "environment.html").read_text()
+    assert "Coverage" in env and "{glue" not in env and "Gene alias" in env

@@ -15,7 +15,7 @@ def protein():
 
 def test_fgpo_finds_the_pair_and_grpo_collapses_from_a_safe_prior(protein):
     """The worked example in miniature: start at 95% on the safe tool, minibatches of 8 questions."""
-    common = dict(steps=60, lr=0.05, batch_questions=8, prior={"keyword_search": 0.95}, eval_every=60)
+    common = dict(steps=60, lr=0.05, batch_questions=8, prior={"keyword_search": 0.95}, eval_every=60, parameterization="flat")
     pair = protein.space.index_of(["sequence_search", "structure_fetch"])
     fg = train(protein, TrainConfig(method="fgpo", **common))
     gr = train(protein, TrainConfig(method="grpo", **common))
@@ -40,7 +40,7 @@ def test_baselines(protein):
 def test_every_option_runs_and_is_deterministic():
     t = synthetic_table(n_questions=60, n_tools=5, max_size=3, n_tasks=3)
     for cfg in (
-        TrainConfig(method="fgpo", steps=5, batch_questions=16, parameterization="factorized", hidden=8, fgpo={"entropy_coef": 0.01, "kl_coef": 0.1}),
+        TrainConfig(method="fgpo", steps=5, batch_questions=16, parameterization="flat", hidden=8, fgpo={"entropy_coef": 0.01, "kl_coef": 0.1}),
         TrainConfig(method="grpo", steps=5, batch_questions=16, featurizer="constant", grpo={"num_iterations": 2, "beta": 0.04, "scale_rewards": "batch"}),
     ):
         a, b = train(t, cfg), train(t, cfg)

@@ -35,6 +35,10 @@ the reasoner is right about 60% of the time whatever else it is given. `sequence
 poor alone but together are right about 90% of the time. The policy starts where a tool-using LLM's habits would put
 it: most of its mass on the safe tool.
 """),
+    ("md", """
+Both methods use the *flat* policy (one logit per subset), so the comparison is about sampling only: with a flat
+head, each subset's probability can move on its own.
+"""),
     ("code", """
 n_questions = 200      # questions in the illustrative table
 table_seed = 0         # seed of the table's draws
@@ -64,7 +68,7 @@ success = pd.DataFrame({"subset": [space.label(s) for s in range(len(space))],
 success
 """),
     ("code", """
-base = TrainConfig(steps=steps, lr=lr, batch_questions=batch_questions, group_size=group_size,
+base = TrainConfig(steps=steps, lr=lr, batch_questions=batch_questions, group_size=group_size, parameterization="flat",
                    prior={"keyword_search": safe_prior}, eval_every=max(1, steps // 20))
 runs = compare_runs(table, base, ["fgpo", "grpo", "uniform", "oracle-best"], seeds)
 summary = summarize(runs, "test")
@@ -74,7 +78,7 @@ summary[["method", "greedy_reward", "ci_lo", "ci_hi", "expected_reward", "greedy
 curves = curves_frame({m: runs[m] for m in ("fgpo", "grpo")}, "train")
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
 sns.lineplot(data=curves, x="step", y="expected_reward", hue="method", errorbar=("pi", 100), ax=axes[0])
-axes[0].set(xlabel="update", ylabel="expected reward on train questions (fraction correct)", title="Learning curves (band: min-max over seeds)")
+axes[0].set(xlabel="update", ylabel="expected reward, train (fraction correct)", title="Learning curves (band: min-max over seeds)")
 sns.lineplot(data=curves, x="step", y="failure_rate_closed_form", hue="method", errorbar=("pi", 100), ax=axes[1])
 axes[1].set(xlabel="update", ylabel=f"P(group of G={group_size} has equal rewards)", title="GRPO failure probability (closed form)")
 fig.tight_layout()
@@ -84,10 +88,9 @@ glue("fig_worked_curves", fig, display=False)
 labels = [space.label(s) for s in range(len(space))]
 probs = pd.DataFrame([{"method": m, "seed": r["config"]["seed"], "subset": labels[s], "probability": p}
                       for m in ("fgpo", "grpo") for r in runs[m] for s, p in enumerate(r["subset_probs"]["test"])])
-fig, ax = plt.subplots(figsize=(10, 3.6))
-sns.barplot(data=probs, x="subset", y="probability", hue="method", errorbar=("pi", 100), ax=ax)
-ax.set(xlabel="tool subset", ylabel="mean pi(S|q) on test questions after training", title="Where each method puts its probability")
-ax.tick_params(axis="x", rotation=70)
+fig, ax = plt.subplots(figsize=(9, 5))
+sns.barplot(data=probs, y="subset", x="probability", hue="method", errorbar=("pi", 100), orient="h", ax=ax)
+ax.set(ylabel="tool subset", xlabel="mean probability pi(S|q) on test questions after training", title="Where each method puts its probability")
 fig.tight_layout()
 glue("fig_worked_probs", fig, display=False)
 """),
@@ -125,7 +128,10 @@ take {glue:text}`we_steps` updates on minibatches of {glue:text}`we_batch` quest
 ```{glue:figure} fig_worked_curves
 :name: fig-worked-curves
 
-Expected reward and GRPO's closed-form failure probability, over {glue:text}`we_n_seeds` seeds.
+Expected reward and GRPO's closed-form failure probability, over {glue:text}`we_n_seeds` seeds. The failure
+probability is computed for both policies, but only GRPO depends on it: a policy that has settled on one subset has
+equal-reward groups whichever method trained it, and that is harmless for FGPO, whose gradient never comes from
+groups.
 ```
 
 Under GRPO, a group of {glue:text}`we_G` samples from this policy almost always holds only `keyword_search`-containing
@@ -161,11 +167,75 @@ pairs.
 ]
 
 
+ENVIRONMENT = [
+    ("md", """
+# The genomics environment
+
+The built-in study runs offline on real data: the GeneTuring and GeneHop questions from NCBI's GeneGPT repository
+(public domain), and 4,953 real NCBI Web API responses that GeneGPT recorded in spring 2023. Eight tools answer from
+those recordings (the NCBI tools) or compute with Biopython (the sequence tools). Where a recording has no record,
+a tool returns NCBI's own no-hit answer; nothing is invented.
+"""),
+    ("code", """
+max_size = 4   # largest tool subset considered for coverage
+""", "parameters"),
+    ("code", """
+import pandas as pd
+from myst_nb import glue
+
+from fgpo_lib.genomics.benchmarks import BENCHMARKS, load_benchmark
+from fgpo_lib.genomics.coverage import coverage_table
+from fgpo_lib.genomics.tools import TOKEN_CAP, make_tools
+
+tools = pd.DataFrame([{"order": i, "tool": t.name, "description": t.description} for i, t in enumerate(make_tools())])
+glue("env_token_cap", TOKEN_CAP, display=False)
+tools
+"""),
+    ("md", """
+Tools run in this canonical order, and a later tool sees the entities found by earlier ones: `gene_record` fetches the
+records of gene IDs found by `gene_search` or `snp_lookup`, and the symbols found by `disease_genes`. Each output is
+capped at {glue:text}`env_token_cap` tokens.
+
+## Benchmarks
+
+GeneTuring keeps all 9 tasks. GeneHop keeps the two tasks whose NCBI calls were recorded; its third task, "sequence gene
+alias", is left out because its GeneGPT log could not be obtained, so no recorded response could answer it. GeneSeq is
+derived here: questions over the real DNA sequences of GeneTuring and GeneHop, with gold answers computed by
+Biopython. Splits are fixed (version `v1`), stratified by task, 30% test.
+"""),
+    ("code", """
+sizes = pd.DataFrame([{"benchmark": b, "task": q.task, "split": q.split} for b in BENCHMARKS for q in load_benchmark(b)])
+sizes.groupby(["benchmark", "task", "split"]).size().unstack("split").fillna(0).astype(int)
+"""),
+    ("md", """
+## Coverage
+
+A question is *reachable* when some subset of at most 4 tools yields outputs that hold the evidence for a nonzero
+score under the task's rule, and *fully reachable* when they would earn full credit (for example the exact GRCh38
+coordinates of an alignment, which no recorded BLAST report shows within its first 10,000 bytes).
+"""),
+    ("code", """
+coverage = {b: coverage_table(b, max_size=max_size) for b in BENCHMARKS}
+for b, table in coverage.items():
+    row = table.set_index("task").loc["all"]
+    glue(f"env_{b}_reachable", float(row["reachable_%"]), display=False)
+    glue(f"env_{b}_full", float(row["fully_reachable_%"]), display=False)
+pd.concat(coverage, names=["benchmark", "row"]).round(1)
+"""),
+    ("md", """
+Overall, {glue:text}`env_geneturing_reachable:.1f`% of GeneTuring questions are reachable
+({glue:text}`env_geneturing_full:.1f`% fully), {glue:text}`env_genehop_reachable:.1f`% of GeneHop
+({glue:text}`env_genehop_full:.1f`% fully) and {glue:text}`env_geneseq_reachable:.1f`% of GeneSeq.
+"""),
+]
+
+
 def main():
-    out = ROOT / "notebooks" / "worked_example.ipynb"
-    out.parent.mkdir(exist_ok=True)
-    nbf.write(notebook(WORKED_EXAMPLE), out)
-    print(f"wrote {out}")
+    (ROOT / "notebooks").mkdir(exist_ok=True)
+    for name, cells in (("worked_example", WORKED_EXAMPLE), ("environment", ENVIRONMENT)):
+        out = ROOT / "notebooks" / f"{name}.ipynb"
+        nbf.write(notebook(cells), out)
+        print(f"wrote {out}")
 
 
 if __name__ == "__main__":

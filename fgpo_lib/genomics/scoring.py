@@ -1,0 +1,194 @@
+"""Scoring for GeneTuring, GeneHop and GeneSeq, with an answer extractor for free-text reasoner answers.
+
+GeneTuring's official rules (GeneGPT's ``evaluate.py``), reimplemented here:
+
+* exact match after normalisation (case-insensitive, surrounding punctuation and spaces removed) for most tasks;
+* recall over the gold genes for "Gene disease association" and over the gold loci for "Disease gene location";
+* "Human genome DNA aligment": 1 for the exact ``chrN:start-end``, 0.5 for the right chromosome only, else 0.
+
+Our own decisions where GeneGPT gives no rule: "SNP gene function" (free text) scores the token F1 between the
+prediction and the gold description; GeneSeq scores exact match of the extracted answer, except GC content, which
+accepts an absolute error of at most 0.05 percentage points (the gold is rounded to one decimal).
+
+:func:`extract_answer` turns free text into the answer form of the task first: ``"The official gene symbol of LMP10
+is PSMB10."`` -> ``PSMB10``, ``"Answer: Homo sapiens"`` -> ``human``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+ANSWER_TYPE = {
+    "Gene alias": "symbol",
+    "Gene name conversion": "symbol",
+    "Gene SNP association": "symbol",
+    "Gene location": "chromosome",
+    "SNP location": "chromosome",
+    "Protein-coding genes": "yesno",
+    "Multi-species DNA aligment": "species",
+    "Human genome DNA aligment": "alignment",
+    "Gene disease association": "gene_list",
+    "Disease gene location": "locus_list",
+    "SNP gene function": "text",
+    "GC content": "number",
+    "Sequence length": "integer",
+    "Longest ORF": "integer",
+    "Translation": "protein",
+    "Reverse complement": "dna",
+    "Restriction sites": "enzymes",
+}
+
+#: GeneTuring's species words and the names a reasoner or BLAST hit may use for them.
+SPECIES = {
+    "human": ("homo sapiens", "human"),
+    "mouse": ("mus musculus", "mouse"),
+    "rat": ("rattus norvegicus", "rat"),
+    "zebrafish": ("danio rerio", "zebrafish"),
+    "yeast": ("saccharomyces cerevisiae", "yeast"),
+    "worm": ("caenorhabditis elegans", "c. elegans", "worm", "nematode"),
+    "chicken": ("gallus gallus", "chicken"),
+}
+_SYMBOL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-\.@/]*$")
+_CHROM = re.compile(r"\bchr(?:omosome)?\s*([0-9]{1,2}|X|Y|MT|M)\b", re.I)
+_LOCUS = re.compile(r"\b(?:[1-9]|1[0-9]|2[0-2]|X|Y)[pq]\d+(?:\.\d+)?(?:-[pq]?\d+(?:\.\d+)?)?\b")
+_ALIGN = re.compile(r"\bchr(?:omosome)?\s*([0-9]{1,2}|X|Y)\s*[:,]?\s*(\d[\d,]*)\s*(?:-|to|\.\.)\s*(\d[\d,]*)", re.I)
+_ENZYMES = ("EcoRI", "BamHI", "HindIII", "NotI", "XhoI", "PstI", "SmaI", "KpnI", "SacI", "XbaI", "NcoI", "NdeI")
+
+
+def normalize(text: str) -> str:
+    return re.sub(r"\s+", " ", str(text)).strip().strip(".,;:!?\"'`()[]").strip().lower()
+
+
+def _answer_part(text: str) -> str:
+    """The part of a free-text answer that holds the answer: after the last 'Answer:', first non-empty line."""
+    text = str(text or "")
+    parts = re.split(r"\banswer\s*[:：]", text, flags=re.I)
+    text = parts[-1]
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _symbol(text: str) -> str:
+    words = text.strip().rstrip(".").split()
+    if len(words) == 1:
+        return words[0].strip(".,;:()\"'")
+    m = re.search(r"\b(?:is|are|symbol:)\s+([A-Za-z0-9][A-Za-z0-9\-\.@/]*[A-Za-z0-9])\W*$", text)
+    if m:  # "... is PSMB10." / "symbol: PSMB10"
+        return m.group(1)
+    m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9\-\.@/]*[A-Za-z0-9]) is the (?:official )?(?:gene )?symbol\b", text)
+    if m:  # "PSMB10 is the official symbol of LMP10."
+        return m.group(1)
+    cands = [w.strip(".,;:()\"'") for w in words]
+    cands = [w for w in cands if _SYMBOL.match(w) and any(c.isupper() or c.isdigit() for c in w)]
+    return cands[-1] if cands else text.strip()
+
+
+def extract_answer(text: str, task: str) -> str:
+    """The answer in the task's form (see the module doc); '' when nothing of that form is found."""
+    kind = ANSWER_TYPE.get(task, "text")
+    part = _answer_part(text)
+    if kind == "symbol":
+        return _symbol(part)
+    if kind == "chromosome":
+        m = _CHROM.search(part) or _CHROM.search(str(text))
+        if m:
+            return f"chr{m.group(1).upper()}"
+        m = re.fullmatch(r"\s*([0-9]{1,2}|X|Y)\s*\.?\s*", part)
+        return f"chr{m.group(1).upper()}" if m else ""
+    if kind == "yesno":
+        m = re.search(r"\b(yes|true|no|not|false|na|n/a)\b", part, re.I)
+        if m:
+            return "TRUE" if m.group(1).lower() in ("yes", "true") else "NA"
+        if re.search(r"pseudogene|non[- ]?(?:protein[- ])?coding|ncrna", part, re.I):
+            return "NA"  # "X is a pseudogene" / "a non-coding RNA"
+        return "TRUE" if re.search(r"\bis an? protein[- ]coding\b", part, re.I) else ""
+    if kind == "species":
+        low = part.lower()
+        hits = [(low.find(name), word) for word, names in SPECIES.items() for name in names if re.search(rf"\b{re.escape(name)}\b", low)]
+        return min(hits)[1] if hits else ""
+    if kind == "alignment":
+        m = _ALIGN.search(part) or _ALIGN.search(str(text))
+        if m:
+            return f"chr{m.group(1).upper()}:{m.group(2).replace(',', '')}-{m.group(3).replace(',', '')}"
+        m = _CHROM.search(part)
+        return f"chr{m.group(1).upper()}" if m else ""
+    if kind == "gene_list":
+        return ", ".join(dict.fromkeys(w for w in re.split(r"[,;\s]+|\band\b", part) if w and _SYMBOL.match(w.strip(".")) and any(c.isupper() or c.isdigit() for c in w)))
+    if kind == "locus_list":
+        return ", ".join(dict.fromkeys(_LOCUS.findall(part) or _LOCUS.findall(str(text))))
+    if kind in ("number", "integer"):
+        m = re.search(r"-?\d+(?:\.\d+)?", part)
+        return m.group(0) if m else ""
+    if kind in ("protein", "dna"):
+        alphabet = "ACGT" if kind == "dna" else "ACDEFGHIKLMNPQRSTVWY*"
+        runs = re.findall(rf"[{alphabet}]+", part)
+        return max(runs, key=len) if runs else ""
+    if kind == "enzymes":
+        if re.search(r"\b(none|no enzyme|no cuts?)\b", part, re.I):
+            return "none"
+        return ", ".join(e for e in _ENZYMES if re.search(rf"\b{e}\b", part, re.I))
+    return part
+
+
+def _token_f1(pred: str, gold: str) -> float:
+    p, g = re.findall(r"\w+", pred.lower()), re.findall(r"\w+", gold.lower())
+    common = sum((Counter(p) & Counter(g)).values())
+    if not p or not g or not common:
+        return 0.0
+    precision, recall = common / len(p), common / len(g)
+    return 2 * precision * recall / (precision + recall)
+
+
+def _recall(pred_items: list[str], gold_items: list[str]) -> float:
+    pred = {normalize(x) for x in pred_items}
+    gold = [normalize(x) for x in gold_items]
+    return sum(g in pred for g in gold) / len(gold) if gold else 0.0
+
+
+def _items(gold) -> list[str]:
+    if isinstance(gold, (list, tuple)):
+        return [str(g) for g in gold]
+    return [x.strip() for x in str(gold).split(",") if x.strip()]
+
+
+def score(task: str, prediction: str, gold) -> float:
+    """Score of one free-text ``prediction`` against ``gold`` under ``task``'s rule, in [0, 1]."""
+    kind = ANSWER_TYPE.get(task, "text")
+    ans = extract_answer(prediction, task)
+    if kind == "text":
+        return _token_f1(_answer_part(prediction), str(gold))
+    if kind in ("gene_list", "locus_list"):
+        return _recall(_items(ans), _items(gold))
+    if kind == "alignment":
+        if normalize(ans) == normalize(gold):
+            return 1.0
+        return 0.5 if ans and ans.split(":")[0].lower() == str(gold).split(":")[0].lower() else 0.0
+    if kind == "number":
+        try:
+            return float(abs(float(ans) - float(gold)) <= 0.05 + 1e-9)
+        except ValueError:
+            return 0.0
+    if kind == "enzymes":
+        return float({normalize(x) for x in _items(ans)} == {normalize(x) for x in _items(gold)})
+    return float(normalize(ans) == normalize(str(gold)))
+
+
+def score_predictions(questions, predictions: dict[str, str]) -> "pd.DataFrame":
+    """Per-task and overall mean scores. ``predictions``: question text (or qid) -> free-text prediction.
+
+    Questions without a prediction score 0 and are counted in ``missing``. Returns columns task, questions, missing,
+    score (mean over the task's questions); the last row, ``all``, is the mean over every question.
+    """
+    import pandas as pd
+
+    rows = []
+    for q in questions:
+        pred = predictions.get(q.qid, predictions.get(q.text))
+        rows.append({"task": q.task, "missing": pred is None, "score": 0.0 if pred is None else score(q.task, pred, q.answer)})
+    df = pd.DataFrame(rows)
+    out = df.groupby("task", sort=False).agg(questions=("score", "size"), missing=("missing", "sum"), score=("score", "mean")).reset_index()
+    total = pd.DataFrame([{"task": "all", "questions": len(df), "missing": int(df["missing"].sum()), "score": df["score"].mean()}])
+    return pd.concat([out, total], ignore_index=True)
