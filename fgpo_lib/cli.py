@@ -146,6 +146,47 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_precompute(args: argparse.Namespace) -> int:
+    from .precompute import DEFAULT_CACHE, PrecomputeEngine, PrecomputeSpec
+
+    kwargs = json.loads(args.reasoner_kwargs) if args.reasoner_kwargs else {}
+    spec = PrecomputeSpec(args.benchmark, args.reasoner, kwargs, args.max_size, args.questions, args.sample_seed)
+    engine = PrecomputeEngine(spec, cache=args.cache or DEFAULT_CACHE)
+    print(f"{spec.benchmark} x {spec.reasoner}: {len(engine.questions)} questions x {engine.space.n_subsets} subsets; cache {engine.cache.path}")
+    executor = None
+    if args.dask:
+        from distributed import Client, LocalCluster
+
+        client = Client(LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True)) if args.dask == "local" else Client(args.dask)
+        executor = client.get_executor()
+    counts = engine.run(workers=args.workers, executor=executor, progress=not args.quiet)
+    print(f"computed {counts['computed']:,} cells ({counts['failed']:,} failed) in {counts['seconds']:.1f} s")
+    table = engine.build_table()
+    table.save(args.out)
+    print(f"wrote {args.out}")
+    return 0
+
+
+def cmd_table_info(args: argparse.Namespace) -> int:
+    from .table_info import format_table_info, table_info
+
+    table = RewardTable.load(args.table)
+    print(f"{args.table}: {table!r}")
+    print(format_table_info(table_info(table)))
+    return 0
+
+
+def cmd_verify_table(args: argparse.Namespace) -> int:
+    from .precompute import verify_table
+
+    table = RewardTable.load(args.table)
+    res = verify_table(table, args.sample, args.seed)
+    print(f"{args.table}: {res['agree']} of {res['checked']} re-evaluated cells agree ({100 * res['agree'] / max(res['checked'], 1):.1f}%)")
+    for qid, subset, old, new in res["disagreements"][:20]:
+        print(f"  differs: {qid} / {subset!r}: table {old}, live {new}")
+    return 0 if res["agree"] == res["checked"] or not args.strict else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fgpo", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -176,6 +217,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", help="also write the table as Markdown here")
     p.add_argument("--progress", action="store_true")
     p.set_defaults(func=cmd_coverage)
+    p = sub.add_parser("precompute", help="evaluate every (question, subset) cell with a frozen reasoner into a reward table")
+    p.add_argument("--benchmark", required=True, choices=("geneturing", "genehop", "geneseq"))
+    p.add_argument("--reasoner", required=True)
+    p.add_argument("--reasoner-kwargs", help="JSON object of reasoner settings")
+    p.add_argument("--questions", type=int, help="sample this many questions, stratified by task (default: all)")
+    p.add_argument("--sample-seed", type=int, default=0)
+    p.add_argument("--max-size", type=int, default=4)
+    p.add_argument("--workers", type=int, default=1, help="local processes (or Dask workers with --dask local)")
+    p.add_argument("--dask", help="'local' for a local Dask cluster, or a scheduler address")
+    p.add_argument("--cache", help="SQLite cell cache (default ~/.cache/fgpo/cells.sqlite)")
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_precompute)
+    p = sub.add_parser("table-info", help="summary statistics of a reward table")
+    p.add_argument("table")
+    p.set_defaults(func=cmd_table_info)
+    p = sub.add_parser("verify-table", help="re-evaluate random cells of a precomputed table live")
+    p.add_argument("table")
+    p.add_argument("--sample", type=int, default=20)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--strict", action="store_true", help="exit 1 unless every cell agrees")
+    p.set_defaults(func=cmd_verify_table)
     return parser
 
 
@@ -183,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (RewardTableError, ValueError) as exc:
+    except (RewardTableError, ValueError, RuntimeError) as exc:
         print(f"fgpo {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

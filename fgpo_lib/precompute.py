@@ -1,0 +1,359 @@
+"""The reward-table precomputation engine: every (question, subset) cell evaluated once by a frozen reasoner.
+
+* **Once per cell, cached on disk.** Cells live in an SQLite file (WAL journal), keyed by the sha256 of
+  (question id, subset, reasoner fingerprint = name + model file hash + prompt template hash + version, tools
+  version). A question's cells are written in one transaction, so ``kill -9`` loses at most the question in flight
+  and a rerun resumes with no lost or duplicated cell.
+* **Order.** Within a question, subsets are evaluated in trie order (:meth:`SubsetSpace.trie_order`), so consecutive
+  LLM prompts share the longest prefix.
+* **Failures are recorded, never zero.** A reasoner error (timeout, HTTP error, malformed answer) marks the cell
+  ``failed`` with its message; :meth:`PrecomputeEngine.build_table` refuses to build a table with failed or missing
+  cells, and a rerun retries failed cells.
+* **Parallel.** Questions are spread over any ``concurrent.futures.Executor``: local processes by default, or a Dask
+  cluster through ``distributed.Client(...).get_executor()``. Workers only compute; the parent process writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sqlite3
+import subprocess
+import time
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from . import __version__
+from .genomics.benchmarks import Question, load_benchmark
+from .genomics.ncbi_replay import DATA_DIR, RESPONSES
+from .genomics.scoring import score
+from .genomics.tools import TOKEN_CAP, TOOL_ORDER, make_tools, render_outputs, run_subset
+from .reasoners import Reasoner, make_reasoner
+from .subsets import SubsetSpace
+from .table import RewardTable
+
+DEFAULT_CACHE = Path.home() / ".cache" / "fgpo" / "cells.sqlite"
+
+
+class PrecomputeError(RuntimeError):
+    """Cells failed or are missing; the message lists them."""
+
+
+def _sha256_files(paths) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(Path(p).read_bytes())
+    return h.hexdigest()
+
+
+def tools_version() -> str:
+    """Hash of what tool outputs depend on: the tool and replay source, the token cap and the recorded data."""
+    here = Path(__file__).resolve().parent / "genomics"
+    return _sha256_files([here / "tools.py", here / "ncbi_replay.py", RESPONSES])[:16] + f"-cap{TOKEN_CAP}"
+
+
+def data_sha256() -> str:
+    return _sha256_files([DATA_DIR / "geneturing.json", DATA_DIR / "genehop.json", RESPONSES])
+
+
+def code_version() -> str:
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        rev = ""
+    return f"fgpo {__version__}" + (f" ({rev})" if rev else "")
+
+
+def sample_questions(questions: list[Question], n: int | None, seed: int = 0) -> list[Question]:
+    """``n`` questions stratified by task (an equal share per task, by a seeded hash order); all if ``n`` is None."""
+    if n is None or n >= len(questions):
+        return list(questions)
+    tasks = list(dict.fromkeys(q.task for q in questions))
+    per_task = math.ceil(n / len(tasks))
+    out = []
+    for t in tasks:
+        tq = sorted((q for q in questions if q.task == t), key=lambda q: hashlib.sha256(f"{seed}:{q.qid}".encode()).hexdigest())
+        out.extend(tq[:per_task])
+    keep = {q.qid for q in out}
+    return [q for q in questions if q.qid in keep]
+
+
+class CellCache:
+    """SQLite store of evaluated cells: ``key -> (qid, subset, reasoner, answer, reward, status, error, seconds)``."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(self.path), timeout=60)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS cells (key TEXT PRIMARY KEY, qid TEXT, subset TEXT, reasoner TEXT, "
+            "answer TEXT, reward REAL, status TEXT, error TEXT, seconds REAL)"
+        )
+        self.db.commit()
+
+    def get(self, keys: list[str]) -> dict[str, tuple]:
+        out = {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            rows = self.db.execute(f"SELECT key, answer, reward, status, error FROM cells WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+            out.update({r[0]: r[1:] for r in rows})
+        return out
+
+    def put(self, rows: list[tuple]) -> None:
+        """Rows ``(key, qid, subset, reasoner, answer, reward, status, error, seconds)``, in one transaction."""
+        with self.db:
+            self.db.executemany("INSERT OR REPLACE INTO cells VALUES (?,?,?,?,?,?,?,?,?)", rows)
+
+    def count(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM cells").fetchone()[0]
+
+    def close(self) -> None:
+        self.db.close()
+
+
+@dataclass
+class PrecomputeSpec:
+    """What to precompute. Everything a worker process needs to rebuild the reasoner and the prompts."""
+
+    benchmark: str
+    reasoner: str
+    reasoner_kwargs: dict = field(default_factory=dict)
+    max_size: int = 4
+    questions: int | None = None
+    """Sample size, stratified by task; None for every question."""
+    sample_seed: int = 0
+
+    def space(self) -> SubsetSpace:
+        return SubsetSpace(len(TOOL_ORDER), max_size=self.max_size, tool_names=TOOL_ORDER)
+
+
+# --- the per-question work, run in workers ----------------------------------------------------------------------------
+_WORKER: dict = {}
+
+
+def _worker_reasoner(spec: PrecomputeSpec) -> Reasoner:
+    key = (spec.reasoner, json.dumps(spec.reasoner_kwargs, sort_keys=True))
+    if _WORKER.get("key") != key:
+        _WORKER.update(key=key, reasoner=make_reasoner(spec.reasoner, **spec.reasoner_kwargs), tools=make_tools())
+    return _WORKER["reasoner"]
+
+
+def evaluate_question(spec: PrecomputeSpec, q: Question, subsets: list[int], reasoner: Reasoner | None = None) -> list[tuple[int, str | None, float | None, str, str]]:
+    """Evaluate ``subsets`` (canonical indices, in the order given) of one question.
+
+    Returns ``(subset, answer, reward, status, error)`` per subset; ``status`` is ``'ok'`` or ``'failed'``.
+    """
+    reasoner = reasoner or _worker_reasoner(spec)
+    tools = _WORKER.get("tools") or make_tools()
+    space = spec.space()
+    cache: dict = {}
+    items = [(q.text, [o.text for o in run_subset(tools, space.names_of(s), q.text, cache)]) for s in subsets]
+    try:
+        answers = reasoner.answer_batch(items)
+        if len(answers) != len(items):
+            raise ValueError(f"answer_batch returned {len(answers)} answers for {len(items)} prompts")
+    except Exception:  # isolate the failing cells one by one
+        answers = []
+        for item in items:
+            try:
+                answers.append(reasoner.answer(*item))
+            except Exception as exc:  # noqa: BLE001 - recorded per cell, never a silent zero
+                answers.append(exc)
+    out = []
+    for s, ans in zip(subsets, answers):
+        if isinstance(ans, Exception):
+            out.append((s, None, None, "failed", f"{type(ans).__name__}: {ans}"))
+        elif not isinstance(ans, str):
+            out.append((s, None, None, "failed", f"malformed answer: expected text, got {type(ans).__name__}"))
+        else:
+            out.append((s, ans, float(score(q.task, ans, q.answer)), "ok", ""))
+    return out
+
+
+def _evaluate_remote(spec_dict: dict, q_dict: dict, subsets: list[int]) -> tuple[str, list, float]:
+    spec = PrecomputeSpec(**spec_dict)
+    q = Question(**{**q_dict, "answer": tuple(q_dict["answer"]) if isinstance(q_dict["answer"], list) else q_dict["answer"]})
+    t0 = time.perf_counter()
+    rows = evaluate_question(spec, q, subsets)
+    return q.qid, rows, time.perf_counter() - t0
+
+
+class PrecomputeEngine:
+    """Fills the cell cache for a benchmark and a reasoner, and builds reward tables from it.
+
+    Args:
+        spec: :class:`PrecomputeSpec`.
+        cache: path of the SQLite cell cache.
+        reasoner: an already-built reasoner (in-process evaluation); default: built from ``spec`` on first use.
+    """
+
+    def __init__(self, spec: PrecomputeSpec, cache: str | Path = DEFAULT_CACHE, reasoner: Reasoner | None = None) -> None:
+        self.spec = spec
+        self.space = spec.space()
+        self.cache = CellCache(cache)
+        self._reasoner = reasoner
+        self.questions = sample_questions(load_benchmark(spec.benchmark), spec.questions, spec.sample_seed)
+        self._tools_version = tools_version()
+
+    @property
+    def reasoner(self) -> Reasoner:
+        if self._reasoner is None:
+            self._reasoner = make_reasoner(self.spec.reasoner, **self.spec.reasoner_kwargs)
+        return self._reasoner
+
+    @property
+    def reasoner_key(self) -> str:
+        return json.dumps(self.reasoner.fingerprint(), sort_keys=True)
+
+    def key(self, qid: str, subset: int) -> str:
+        return hashlib.sha256(json.dumps([qid, self.space.label(subset), self.reasoner_key, self._tools_version]).encode()).hexdigest()
+
+    def _rows(self, q: Question, results: list, seconds: float) -> list[tuple]:
+        per = seconds / max(len(results), 1)
+        return [(self.key(q.qid, s), q.qid, self.space.label(s), self.spec.reasoner, a, r, st, err, per) for s, a, r, st, err in results]
+
+    def pending(self, q: Question) -> list[int]:
+        """Subsets of ``q`` without an ``ok`` cell, in trie order."""
+        order = self.space.trie_order().tolist()
+        got = self.cache.get([self.key(q.qid, s) for s in order])
+        return [s for s in order if got.get(self.key(q.qid, s), (None, None, None))[2] != "ok"]
+
+    def run(self, workers: int = 1, executor: Executor | None = None, progress: bool = True) -> dict:
+        """Evaluate every pending cell. ``workers > 1`` uses local processes; ``executor`` overrides (e.g. Dask).
+
+        Returns counts: ``cells`` (all), ``computed`` now, ``failed`` now, ``seconds``.
+        """
+        todo = [(q, self.pending(q)) for q in self.questions]
+        todo = [(q, p) for q, p in todo if p]
+        n_cells = len(self.questions) * self.space.n_subsets
+        computed = failed = 0
+        t0 = time.perf_counter()
+        bar = tqdm(total=sum(len(p) for _, p in todo), desc=f"{self.spec.benchmark}/{self.spec.reasoner}", unit="cell", disable=not progress)
+        own = None
+        if executor is None and workers > 1:
+            executor = own = ProcessPoolExecutor(max_workers=workers)
+        try:
+            if executor is None:
+                for q, pend in todo:
+                    t = time.perf_counter()
+                    res = evaluate_question(self.spec, q, pend, self.reasoner)
+                    self.cache.put(self._rows(q, res, time.perf_counter() - t))
+                    computed += len(res)
+                    failed += sum(r[3] == "failed" for r in res)
+                    bar.update(len(res))
+            else:
+                spec_dict = asdict(self.spec)
+                futures = [executor.submit(_evaluate_remote, spec_dict, asdict(q), pend) for q, pend in todo]
+                by_qid = {q.qid: q for q, _ in todo}
+                for fut in futures:  # write in submission order: deterministic cache contents
+                    qid, res, secs = fut.result()
+                    self.cache.put(self._rows(by_qid[qid], res, secs))
+                    computed += len(res)
+                    failed += sum(r[3] == "failed" for r in res)
+                    bar.update(len(res))
+        finally:
+            bar.close()
+            if own is not None:
+                own.shutdown()
+        return {"cells": n_cells, "computed": computed, "failed": failed, "seconds": time.perf_counter() - t0}
+
+    def cell(self, q: Question, subset: int) -> float:
+        """Reward of one cell: from the cache, or evaluated now and cached (GRPO's on-demand path)."""
+        key = self.key(q.qid, subset)
+        hit = self.cache.get([key]).get(key)
+        if hit is None or hit[2] != "ok":
+            t = time.perf_counter()
+            res = evaluate_question(self.spec, q, [subset], self.reasoner)
+            self.cache.put(self._rows(q, res, time.perf_counter() - t))
+            if res[0][3] != "ok":
+                raise PrecomputeError(f"cell {q.qid} / {self.space.label(subset)!r} failed: {res[0][4]}")
+            return float(res[0][2])
+        return float(hit[1])
+
+    def provenance(self) -> dict:
+        fp = self.reasoner.fingerprint()
+        return {
+            "benchmark": self.spec.benchmark,
+            "reasoner": fp["reasoner"],
+            "reasoner_kwargs": self.spec.reasoner_kwargs,
+            "model_sha256": fp["model_sha256"],
+            "prompt_sha256": fp["prompt_sha256"],
+            "reasoner_version": fp["reasoner_version"],
+            "tools_version": self._tools_version,
+            "data_sha256": data_sha256(),
+            "code_version": code_version(),
+            "max_size": self.spec.max_size,
+            "questions": self.spec.questions,
+            "sample_seed": self.spec.sample_seed,
+        }
+
+    def build_table(self) -> RewardTable:
+        """The reward table of the sampled questions; raises :class:`PrecomputeError` on failed or missing cells."""
+        rewards = np.full((len(self.questions), self.space.n_subsets), np.nan, dtype=np.float32)
+        problems = []
+        for i, q in enumerate(self.questions):
+            keys = [self.key(q.qid, s) for s in range(self.space.n_subsets)]
+            got = self.cache.get(keys)
+            for s, k in enumerate(keys):
+                hit = got.get(k)
+                if hit is None:
+                    problems.append(f"{q.qid} / {self.space.label(s)!r}: missing")
+                elif hit[2] != "ok":
+                    problems.append(f"{q.qid} / {self.space.label(s)!r}: failed ({hit[3]})")
+                else:
+                    rewards[i, s] = hit[1]
+        if problems:
+            raise PrecomputeError(f"{len(problems)} cells are failed or missing; rerun precompute to retry them. First: " + "; ".join(problems[:5]))
+        return RewardTable(
+            rewards=rewards,
+            question_ids=[q.qid for q in self.questions],
+            space=self.space,
+            questions=[q.text for q in self.questions],
+            tasks=[q.task for q in self.questions],
+            split=[q.split for q in self.questions],
+            provenance=self.provenance(),
+        )
+
+
+def verify_table(table: RewardTable, sample: int, seed: int = 0, reasoner: Reasoner | None = None) -> dict:
+    """Re-evaluate ``sample`` random cells of ``table`` live (no cache) with the reasoner in its provenance.
+
+    Returns ``{"checked", "agree", "disagreements": [(qid, subset, table reward, live reward), ...]}``.
+    Refuses a table whose tools version differs from this code's: its outputs could not be re-derived.
+    """
+    prov = table.provenance
+    for k in ("benchmark", "reasoner", "tools_version"):
+        if k not in prov:
+            raise ValueError(f"table provenance has no {k!r}: it was not made by fgpo precompute")
+    if prov["tools_version"] != tools_version():
+        raise ValueError(f"table tools version {prov['tools_version']} differs from this code's {tools_version()}")
+    spec = PrecomputeSpec(prov["benchmark"], prov["reasoner"], prov.get("reasoner_kwargs") or {}, int(prov.get("max_size", 4)))
+    reasoner = reasoner or make_reasoner(spec.reasoner, **spec.reasoner_kwargs)
+    fp = reasoner.fingerprint()
+    if fp["model_sha256"] != prov.get("model_sha256") or fp["prompt_sha256"] != prov.get("prompt_sha256"):
+        raise ValueError("the reasoner's model file or prompt template differs from the table's provenance")
+    questions = {q.qid: q for q in load_benchmark(spec.benchmark)}
+    rng = np.random.default_rng(seed)
+    cells = rng.choice(table.n_questions * table.n_subsets, size=min(sample, table.n_questions * table.n_subsets), replace=False)
+    by_q: dict[int, list[int]] = {}
+    for c in sorted(int(c) for c in cells):
+        by_q.setdefault(c // table.n_subsets, []).append(c % table.n_subsets)
+    agree, bad = 0, []
+    order = {s: i for i, s in enumerate(table.space.trie_order().tolist())}
+    for row, subs in by_q.items():
+        q = questions[table.question_ids[row]]
+        subs = sorted(subs, key=order.get)  # the same evaluation order as precompute
+        for s, _, live, status, err in evaluate_question(spec, q, subs, reasoner):
+            if status != "ok":
+                raise PrecomputeError(f"live evaluation of {q.qid} / {table.space.label(s)!r} failed: {err}")
+            if abs(live - float(table.rewards[row, s])) < 1e-6:
+                agree += 1
+            else:
+                bad.append((q.qid, table.space.label(s), float(table.rewards[row, s]), live))
+    return {"checked": len(cells), "agree": agree, "disagreements": bad}
