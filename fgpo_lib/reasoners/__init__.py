@@ -10,6 +10,9 @@ BUILTIN = {
     "bm25": ("fgpo_lib.reasoners.readers", "BM25Reader"),
     "minilm": ("fgpo_lib.reasoners.readers", "MiniLMReader"),
     "records": ("fgpo_lib.reasoners.readers", "RecordsReader"),
+    "smollm2-135m": ("fgpo_lib.reasoners.llm", "LlamaCppReasoner"),
+    "gemma3-270m": ("fgpo_lib.reasoners.llm", "LlamaCppReasoner"),
+    "openai-http": ("fgpo_lib.reasoners.http", "OpenAIHTTPReasoner"),
 }
 
 
@@ -20,6 +23,8 @@ def make_reasoner(name: str, **kwargs) -> Reasoner:
     import importlib
 
     module, cls = BUILTIN[name]
+    if cls == "LlamaCppReasoner":
+        kwargs = {"model": name, **kwargs}
     return getattr(importlib.import_module(module), cls)(**kwargs)
 
 

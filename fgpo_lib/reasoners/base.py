@@ -31,8 +31,9 @@ class PromptTemplate:
     example_block: str = ""  # few-shot demonstrations, already rendered, shared by every prompt
 
     def render_user(self, question: str, tool_outputs: list[str]) -> str:
+        """Question first, then the outputs: prompts of subsets in trie order share the longest prefix."""
         outputs = "\n".join(tool_outputs) if tool_outputs else "(no tools called)"
-        return f"Tool outputs:\n{outputs}\nQuestion: {question}\nAnswer:"
+        return f"Question: {question}\nTool outputs:\n{outputs}\nAnswer:"
 
     @property
     def sha256(self) -> str:

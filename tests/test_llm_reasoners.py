@@ -1,0 +1,96 @@
+"""Real GGUF models through llama.cpp, and the OpenAI-HTTP reasoner against a real local llama.cpp server."""
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+import llama_cpp  # noqa: F401  (a hard requirement: make setup compiles it)
+from fgpo_lib.genomics.benchmarks import load_benchmark
+from fgpo_lib.genomics.tools import make_tools, render_outputs, run_subset
+from fgpo_lib.precompute import PrecomputeSpec, evaluate_question
+from fgpo_lib.reasoners import make_reasoner
+from fgpo_lib.reasoners.http import OpenAIHTTPReasoner
+from fgpo_lib.reasoners.llm import smollm2_path
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    return make_reasoner("smollm2-135m")
+
+
+def _question(task):
+    return next(q for q in load_benchmark("geneturing") if q.task == task and q.split == "test")
+
+
+def test_smollm2_is_greedy_deterministic_and_stops_at_the_line_end(smollm2):
+    q = _question("Gene location")
+    outs = [o.text for o in run_subset(make_tools(), ("gene_search", "gene_record"), q.text)]
+    a, b = smollm2.answer(q.text, outs), smollm2.answer(q.text, outs)
+    assert a == b and a and "\n" not in a
+    fp = smollm2.fingerprint()
+    assert len(fp["model_sha256"]) == 64 and fp["prompt_sha256"].endswith("-chatml")
+
+
+def test_gemma3_base_model_answers_from_a_raw_prompt():
+    gemma = make_reasoner("gemma3-270m")
+    q = _question("SNP location")
+    outs = [o.text for o in run_subset(make_tools(), ("snp_lookup",), q.text)]
+    answer = gemma.answer(q.text, outs)
+    assert answer and "\n" not in answer
+    assert gemma.fingerprint()["model_sha256"] == "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+
+
+def test_prefix_reuse_evaluates_far_fewer_prompt_tokens(smollm2):
+    spec = PrecomputeSpec("geneturing", "smollm2-135m", max_size=2)  # 37 subsets keep the test short
+    q = _question("Gene SNP association")
+    before_p, before_e = smollm2.prompt_tokens, smollm2.evaluated_tokens
+    rows = evaluate_question(spec, q, spec.space().trie_order().tolist(), smollm2)
+    assert all(r[3] == "ok" for r in rows)
+    prompt, evaluated = smollm2.prompt_tokens - before_p, smollm2.evaluated_tokens - before_e
+    assert evaluated * 3 < prompt
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()), "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--n_threads", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/v1/models", timeout=2) as r:
+                if json.loads(r.read())["data"]:
+                    break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("llama.cpp server did not start in 120 s")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def test_openai_http_reasoner_against_a_real_llama_cpp_server(llama_server):
+    r = OpenAIHTTPReasoner(llama_server, model="smollm2", timeout=60, retries=1, concurrency=2)
+    q = _question("Gene SNP association")
+    outs = render_outputs(run_subset(make_tools(), ("snp_lookup",), q.text)).split("\n")
+    answers = r.answer_batch([(q.text, outs), (q.text, outs), (q.text, [])])
+    assert all(isinstance(a, str) and a and "\n" not in a for a in answers)
+    assert answers[0] == answers[1]  # temperature 0
+    assert r.fingerprint()["model_sha256"] == f"remote:{llama_server}/smollm2"

@@ -1,0 +1,182 @@
+"""The precompute engine: once per cell, resumable after kill -9, failures recorded, tables verified live."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+
+from fgpo_lib import RewardTable
+from fgpo_lib.cli import main
+from fgpo_lib.precompute import PrecomputeEngine, PrecomputeError, PrecomputeSpec, verify_table
+from fgpo_lib.reasoners import Reasoner, ReasonerError, make_reasoner
+from fgpo_lib.reasoners.http import OpenAIHTTPReasoner
+from fgpo_lib.reasoners.llm import LlamaCppReasoner
+
+
+def test_reader_table_has_provenance_and_verifies(tmp_path):
+    spec = PrecomputeSpec("genehop", "bm25", questions=10)
+    engine = PrecomputeEngine(spec, cache=tmp_path / "c.sqlite")
+    counts = engine.run(progress=False)
+    assert counts["computed"] == 10 * 163 and counts["failed"] == 0
+    assert engine.run(progress=False)["computed"] == 0  # once per cell: nothing left to do
+    table = engine.build_table()
+    for key in ("model_sha256", "prompt_sha256", "data_sha256", "code_version", "tools_version"):
+        assert table.provenance[key]
+    assert {t for t in table.tasks} == {"Disease gene location", "SNP gene function"}
+    res = verify_table(table, 25, seed=1)
+    assert res["checked"] == 25 and res["agree"] == 25
+
+
+def _count(db):
+    try:
+        with sqlite3.connect(db, timeout=5) as c:
+            return c.execute("SELECT COUNT(*) FROM cells").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_kill_9_halfway_then_resume_gives_the_identical_table(tmp_path):
+    args = ["--benchmark", "geneturing", "--reasoner", "records", "--quiet"]
+    ref = tmp_path / "ref.npz"
+    assert main(["precompute", *args, "--cache", str(tmp_path / "ref.sqlite"), "--out", str(ref)]) == 0
+    db, out = tmp_path / "run.sqlite", tmp_path / "run.npz"
+    cmd = [sys.executable, "-m", "fgpo_lib.cli", "precompute", *args, "--cache", str(db), "--out", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while _count(db) < 3000 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    assert proc.poll() is None, "precompute finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = _count(db)
+    assert 0 < done < 450 * 163 and done % 163 == 0  # whole questions only: a question is one transaction
+    assert not out.exists()
+    assert subprocess.run(cmd, capture_output=True).returncode == 0
+    assert _count(db) == 450 * 163  # nothing lost, nothing duplicated
+    a, b = RewardTable.load(ref), RewardTable.load(out)
+    assert np.array_equal(a.rewards, b.rewards) and a.question_ids == b.question_ids and a.provenance == b.provenance
+
+
+class FlakyReasoner(Reasoner):
+    """A user's reasoner that returns a non-text answer for GC-content questions until fixed."""
+
+    name = "flaky"
+
+    def __init__(self):
+        self.broken = True
+        self.inner = make_reasoner("records")
+
+    def answer(self, question, tool_outputs):
+        if self.broken and "GC content" in question and tool_outputs:
+            return None
+        return self.inner.answer(question, tool_outputs)
+
+
+def test_malformed_answers_are_failed_cells_not_zeros(tmp_path):
+    flaky = FlakyReasoner()
+    engine = PrecomputeEngine(PrecomputeSpec("geneseq", "records", questions=12), cache=tmp_path / "c.sqlite", reasoner=flaky)
+    counts = engine.run(progress=False)
+    assert counts["failed"] == 2 * 162  # two GC questions, every subset but the empty one
+    with pytest.raises(PrecomputeError, match="malformed answer: expected text, got NoneType"):
+        engine.build_table()
+    flaky.broken = False
+    assert engine.run(progress=False)["computed"] == 2 * 162  # only the failed cells are retried
+    assert engine.build_table().rewards.shape == (12, 163)
+
+
+class _Misbehaving(BaseHTTPRequestHandler):
+    calls = 0
+
+    def do_POST(self):  # noqa: N802
+        type(self).calls += 1
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.server.mode == "slow":
+            time.sleep(1.0)
+        if self.server.mode == "nochoices":
+            body = json.dumps({"id": "x", "object": "chat.completion"}).encode()
+            self.send_response(200)
+        else:
+            body = b'{"error": "internal"}'
+            self.send_response(500)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def bad_server():
+    servers = []
+
+    def start(mode):
+        srv = ThreadingHTTPServer(("127.0.0.1", 0), _Misbehaving)
+        srv.mode = mode
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        servers.append(srv)
+        return f"http://127.0.0.1:{srv.server_address[1]}"
+
+    yield start
+    for s in servers:
+        s.shutdown()
+
+
+@pytest.mark.parametrize("mode,message", [("500", "HTTP 500 from .* after 3 tries"), ("slow", "timeout after 0.2 s .* after 3 tries"), ("nochoices", "malformed response")])
+def test_http_failures_become_failed_cells(tmp_path, bad_server, mode, message):
+    url = bad_server(mode)
+    r = OpenAIHTTPReasoner(url, timeout=0.2, retries=2, backoff=0.01, concurrency=2)
+    with pytest.raises(ReasonerError, match=message):
+        r.answer("Which gene is SNP rs1217074595 associated with?", ["[snp_lookup] No items found."])
+    engine = PrecomputeEngine(PrecomputeSpec("genehop", "openai-http", questions=2, max_size=1), cache=tmp_path / "c.sqlite", reasoner=r)
+    counts = engine.run(progress=False)
+    assert counts["failed"] == counts["computed"] == 2 * 9
+    with pytest.raises(PrecomputeError, match="failed"):
+        engine.build_table()
+
+
+def test_missing_and_corrupt_model_files(tmp_path):
+    with pytest.raises(ReasonerError, match="does not exist"):
+        LlamaCppReasoner(model=None, model_path=tmp_path / "nope.gguf", chat=True)
+    pytest.importorskip("llama_cpp")
+    bad = tmp_path / "corrupt.gguf"
+    bad.write_bytes(b"GGUF" + os.urandom(4096))
+    with pytest.raises(ReasonerError, match="cannot load model file .*corrupt.gguf"):
+        LlamaCppReasoner(model=None, model_path=bad, chat=True)
+
+
+def test_unknown_reasoner_and_table_info(tmp_path, capsys):
+    with pytest.raises(ValueError, match="unknown reasoner 'gpt-9'"):
+        make_reasoner("gpt-9")
+    out = tmp_path / "t.npz"
+    assert main(["precompute", "--benchmark", "geneseq", "--reasoner", "records", "--questions", "12", "--cache", str(tmp_path / "c.sqlite"), "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["table-info", str(out)]) == 0
+    text = capsys.readouterr().out
+    for line in ("mean reward:", "constant reward over all subsets:", "best single subset:", "oracle-best mean", "mean reward by subset size: 0: 0.0000"):
+        assert line in text
+
+
+def test_local_processes_and_a_local_dask_cluster_give_the_serial_table(tmp_path):
+    from distributed import Client, LocalCluster
+
+    spec = PrecomputeSpec("genehop", "records", questions=8)
+    serial = PrecomputeEngine(spec, cache=tmp_path / "serial.sqlite")
+    serial.run(progress=False)
+    procs = PrecomputeEngine(spec, cache=tmp_path / "procs.sqlite")
+    procs.run(workers=2, progress=False)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None) as cluster, Client(cluster) as client:
+        dask = PrecomputeEngine(spec, cache=tmp_path / "dask.sqlite")
+        counts = dask.run(executor=client.get_executor(), progress=False)
+    assert counts["computed"] == 8 * 163
+    ref = serial.build_table().rewards
+    assert np.array_equal(procs.build_table().rewards, ref) and np.array_equal(dask.build_table().rewards, ref)
