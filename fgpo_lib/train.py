@@ -111,13 +111,15 @@ def _per_question(probs: np.ndarray, table: RewardTable, rows: np.ndarray) -> di
     }
 
 
-def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None = None, progress: bool = False) -> dict:
+def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None = None, progress: bool = False, oracle=None) -> dict:
     """Train ``config.method`` on ``table``'s training questions; evaluate on train and test. Returns the run record.
 
     Args:
         features: ``(n_questions, d) float32`` question features in table row order; built with
             ``config.featurizer`` from ``table.questions`` when ``None``.
         progress: show a tqdm progress bar.
+        oracle: GRPO's reward oracle (``(rows, subsets) -> rewards``, counting ``calls``/``unique_calls``); default
+            a :class:`~fgpo_lib.oracle.TableOracle` on ``table``. Evaluation metrics always read ``table``.
     """
     cfg = config
     train_rows, test_rows = table.split_index("train"), table.split_index("test")
@@ -142,7 +144,7 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
     elif cfg.method == "fgpo":
         algo = FGPO(cfg.fgpo, torch.from_numpy(table.rewards), ref_policy, len(train_rows))
     else:
-        algo = GRPO(cfg.grpo, TableOracle(table), cfg.group_size, ref_policy)
+        algo = GRPO(cfg.grpo, oracle if oracle is not None else TableOracle(table), cfg.group_size, ref_policy)
     optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.lr)
 
     def current_probs() -> np.ndarray:

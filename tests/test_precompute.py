@@ -180,3 +180,22 @@ def test_local_processes_and_a_local_dask_cluster_give_the_serial_table(tmp_path
     assert counts["computed"] == 8 * 163
     ref = serial.build_table().rewards
     assert np.array_equal(procs.build_table().rewards, ref) and np.array_equal(dask.build_table().rewards, ref)
+
+
+def test_grpo_on_demand_oracle_goes_through_the_cache(tmp_path):
+    from fgpo_lib import TrainConfig, train
+    from fgpo_lib.precompute import EngineOracle
+
+    spec = PrecomputeSpec("genehop", "records", questions=6)
+    full = PrecomputeEngine(spec, cache=tmp_path / "full.sqlite")
+    full.run(progress=False)
+    table = full.build_table()
+    lazy = PrecomputeEngine(spec, cache=tmp_path / "lazy.sqlite")
+    oracle = EngineOracle(lazy)
+    cfg = TrainConfig(method="grpo", steps=4, group_size=4)
+    run = train(table, cfg, oracle=oracle)
+    ref = train(table, cfg)
+    run.pop("created"), ref.pop("created")
+    assert run == ref  # same rewards from the live oracle as from the table
+    assert oracle.calls == 4 * 4 * len(table.split_index("train"))
+    assert lazy.cache.count() == oracle.unique_calls < oracle.calls  # only the sampled cells were evaluated

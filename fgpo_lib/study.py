@@ -1,0 +1,143 @@
+"""The study: every (benchmark, reasoner) setting run by papermill, the summary notebook, then the book.
+
+    python -m fgpo_lib.study [--book-dir book] [--workers 2] [--small] [--param NAME=VALUE ...]
+    fgpo study ...                                   (the same)
+
+1. **Tables.** A setting's reward table is ``tables/<benchmark>__<reasoner>.npz`` when committed (the LLM tables,
+   precomputed with provenance); a reader's table is built by the precompute engine over all questions into
+   ``<book-dir>/_generated/tables/`` (cheap; cached cells are reused). A setting with no table is skipped and listed
+   in the book as pending.
+2. **Settings.** ``notebooks/setting.ipynb`` runs once per setting, in parallel over ``--workers`` processes, into
+   ``<book-dir>/_generated/settings/``; its results go to ``<book-dir>/_generated/results/<setting>/``. A rerun skips a
+   setting whose stamp (hash of table, notebook, library source and parameters) is unchanged.
+3. **Summary.** ``notebooks/results.ipynb`` and the other book notebooks, then ``jupyter-book build -W``.
+
+``--small`` is the CI configuration: 2 settings, 2 seeds, few steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from .book import BOOK_NOTEBOOKS, ROOT, build_book, execute_notebook
+from .genomics.benchmarks import BENCHMARKS
+
+READERS = ("bm25", "minilm", "records")
+LLMS = ("smollm2-135m", "gemma3-270m")
+REASONERS = READERS + LLMS
+SETTINGS = [(b, r) for b in BENCHMARKS for r in REASONERS]
+SMALL = {"settings": [("genehop", "records"), ("geneseq", "bm25")], "params": {"seeds": [0, 1], "steps": 30, "featurizer": "text"}}
+TABLE_DIR = ROOT / "tables"
+
+
+def setting_name(benchmark: str, reasoner: str) -> str:
+    return f"{benchmark}__{reasoner}"
+
+
+def table_for(benchmark: str, reasoner: str, build_dir: Path, cache: Path) -> Path | None:
+    """The setting's table: committed, or (readers only) built now; ``None`` if an LLM table is not committed."""
+    committed = TABLE_DIR / f"{setting_name(benchmark, reasoner)}.npz"
+    if committed.exists():
+        return committed
+    if reasoner not in READERS:
+        return None
+    out = build_dir / f"{setting_name(benchmark, reasoner)}.npz"
+    if not out.exists():
+        from .precompute import PrecomputeEngine, PrecomputeSpec
+
+        engine = PrecomputeEngine(PrecomputeSpec(benchmark, reasoner), cache=cache)
+        engine.run(progress=True)
+        engine.build_table().save(out)
+    return out
+
+
+def _source_hash() -> str:
+    h = hashlib.sha256()
+    for p in sorted((ROOT / "fgpo_lib").rglob("*.py")):
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def _stamp(table: Path, params: dict) -> str:
+    h = hashlib.sha256()
+    for p in (table, ROOT / "notebooks" / "setting.ipynb"):
+        h.update(p.read_bytes())
+    h.update(_source_hash().encode())
+    h.update(json.dumps(params, sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def _run_setting(args: tuple) -> str:
+    name, params, out_dir = args
+    execute_notebook("setting", Path(out_dir), params, out_name=name)
+    return name
+
+
+def run_study(book_dir: Path, workers: int = 2, small: bool = False, overrides: dict | None = None) -> Path:
+    gen = book_dir / "_generated"
+    settings = SMALL["settings"] if small else SETTINGS
+    base = {**(SMALL["params"] if small else {}), **(overrides or {})}
+    jobs, pending, done = [], [], []
+    for benchmark, reasoner in settings:
+        name = setting_name(benchmark, reasoner)
+        table = table_for(benchmark, reasoner, gen / "tables", gen / "tables" / "cells.sqlite")
+        if table is None:
+            pending.append(name)
+            continue
+        params = {**base, "benchmark": benchmark, "reasoner": reasoner, "table_path": str(table.resolve()), "results_dir": str((gen / "results" / name).resolve())}
+        stamp = _stamp(table, params)
+        stamp_file = gen / "results" / name / "stamp.txt"
+        done.append(name)
+        if stamp_file.exists() and stamp_file.read_text() == stamp and (gen / "settings" / f"{name}.ipynb").exists():
+            print(f"up to date: {name}")
+            continue
+        jobs.append(((name, params, str(gen / "settings")), stamp_file, stamp))
+    print(f"{len(jobs)} settings to run, {len(done) - len(jobs)} up to date, {len(pending)} pending (no table): {pending}", flush=True)
+    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
+        for (job, stamp_file, stamp), name in zip(jobs, pool.map(_run_setting, [j[0] for j in jobs])):
+            stamp_file.write_text(stamp)
+            print(f"done: {name}", flush=True)
+    (gen / "study.json").write_text(json.dumps({"settings": done, "pending": pending, "small": small}, indent=1))
+    for name in BOOK_NOTEBOOKS:
+        print(f"executing notebooks/{name}.ipynb", flush=True)
+        execute_notebook(name, gen, {"study_dir": str(gen.resolve())} if name == "results" else {})
+    _write_settings_toc(book_dir, done)
+    return build_book(book_dir)
+
+
+def _write_settings_toc(book_dir: Path, done: list[str]) -> None:
+    """The table of contents: fixed chapters, then one page per setting that ran."""
+    lines = ["format: jb-book", "root: intro", "chapters:", "  - file: method", "  - file: _generated/worked_example", "  - file: _generated/environment", "  - file: _generated/results"]
+    if done:
+        lines += ["  - file: settings", "    sections:"] + [f"      - file: _generated/settings/{n}" for n in done]
+    lines.append("  - file: limitations")
+    (book_dir / "_toc.yml").write_text("\n".join(lines) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--book-dir", default=str(ROOT / "book"))
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--small", action="store_true", help="the CI configuration: 2 settings, 2 seeds, few steps")
+    ap.add_argument("--param", action="append", default=[], help="setting-notebook parameter NAME=VALUE (repeatable)")
+    args = ap.parse_args(argv)
+    overrides = {}
+    for item in args.param:
+        key, _, value = item.partition("=")
+        try:
+            overrides[key] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            overrides[key] = value
+    html = run_study(Path(args.book_dir), args.workers, args.small, overrides)
+    print(f"book: {html / 'index.html'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
