@@ -18,9 +18,9 @@ from .train import TrainConfig, train
 SUMMARY_METRICS = ("expected_reward", "failure_rate_closed_form", "failure_rate_observed", "greedy_size", "expected_size", "entropy")
 
 
-def compare_runs(table: RewardTable, base: TrainConfig, methods: list[str], seeds: list[int], progress: bool = False) -> dict[str, list[dict]]:
-    """Train every method on every seed with ``base``'s other settings."""
-    return {m: [train(table, replace(base, method=m, seed=s), progress=progress) for s in seeds] for m in methods}
+def compare_runs(table: RewardTable, base: TrainConfig, methods: list[str], seeds: list[int], progress: bool = False, features=None) -> dict[str, list[dict]]:
+    """Train every method on every seed with ``base``'s other settings (``features``: see :func:`train`)."""
+    return {m: [train(table, replace(base, method=m, seed=s), features=features, progress=progress) for s in seeds] for m in methods}
 
 
 def per_question_scores(runs: list[dict], split: str = "test", key: str = "greedy_reward") -> np.ndarray:

@@ -10,12 +10,15 @@ import nbformat as nbf
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def notebook(cells):
+def notebook(cells, hide_code=False):
+    """``hide_code``: code cells get the book's ``hide-input`` tag (a toggle shows them)."""
     nb = nbf.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
     for kind, src, *tags in cells:
         cell = nbf.v4.new_markdown_cell(src.strip()) if kind == "md" else nbf.v4.new_code_cell(src.strip())
+        if kind == "code" and hide_code:
+            tags = [*tags, "hide-input"]
         if tags:
             cell.metadata["tags"] = list(tags)
         nb.cells.append(cell)
@@ -230,11 +233,282 @@ Overall, {glue:text}`env_geneturing_reachable:.1f`% of GeneTuring questions are 
 ]
 
 
+SETTING = [
+    ("md", """
+# Setting: one benchmark, one frozen reasoner
+
+FGPO, GRPO, the uniform policy and oracle-best on one reward table, over several seeds; evaluated on the test split.
+"""),
+    ("code", """
+benchmark = "genehop"
+reasoner = "records"
+table_path = ""                 # the setting's reward table (.npz); "" builds a reader's table in a temporary folder
+results_dir = ""                # where results are saved; "" for a temporary folder
+methods = ["fgpo", "grpo", "uniform", "oracle-best"]
+seeds = [0, 1, 2, 3, 4]
+group_size = 8                  # GRPO's G
+steps = 200                     # updates per method (GRPO: generation batches)
+lr = 0.05
+batch_questions = 0             # 0: all training questions per update
+featurizer = "minilm"           # question features; "text" is the fallback
+parameterization = "factorized"
+eval_every = 10
+""", "parameters"),
+    ("code", """
+import matplotlib.pyplot as plt
+import numpy as np
+import seaborn as sns
+from myst_nb import glue
+
+from fgpo_lib import RewardTable, TrainConfig
+from fgpo_lib.compare import compare_runs, curves_frame, summarize
+from fgpo_lib.features import make_featurizer
+from fgpo_lib.study_results import save_setting
+
+import tempfile
+from pathlib import Path
+
+from fgpo_lib.study import table_for
+
+scratch = Path(tempfile.mkdtemp(prefix="fgpo-setting-"))
+table = RewardTable.load(table_path or table_for(benchmark, reasoner, scratch, scratch / "cells.sqlite"))
+results_dir = results_dir or str(scratch / "results")
+try:
+    features, used_featurizer = make_featurizer(featurizer)(table.questions), featurizer
+except Exception as exc:  # a missing model package: fall back to the text featurizer, and say so
+    print(f"featurizer {featurizer!r} unavailable ({exc}); using 'text'")
+    features, used_featurizer = make_featurizer("text")(table.questions), "text"
+print(table, "| features:", used_featurizer, features.shape)
+"""),
+    ("code", """
+base = TrainConfig(steps=steps, lr=lr, batch_questions=batch_questions, group_size=group_size, parameterization=parameterization, eval_every=eval_every)
+runs = compare_runs(table, base, methods, seeds, progress=True, features=features)
+save_setting(runs, table, results_dir, {"benchmark": benchmark, "reasoner": reasoner, "featurizer": used_featurizer, "seeds": seeds, "steps": steps, "lr": lr, "group_size": group_size, "batch_questions": batch_questions, "parameterization": parameterization})
+summary = summarize(runs, "test")
+summary[["method", "greedy_reward", "ci_lo", "ci_hi", "expected_reward", "greedy_size", "failure_rate_closed_form", "reasoner_calls", "unique_reasoner_calls"]].round(3)
+"""),
+    ("code", """
+curves = curves_frame({m: runs[m] for m in ("fgpo", "grpo") if m in runs}, "test")
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+sns.lineplot(data=curves, x="step", y="expected_reward", hue="method", errorbar=("pi", 100), ax=axes[0])
+axes[0].set(xlabel="update", ylabel="expected test reward (score, 0-1)", title=f"{benchmark} / {reasoner}")
+sns.lineplot(data=curves, x="step", y="failure_rate_closed_form", hue="method", errorbar=("pi", 100), ax=axes[1])
+axes[1].set(xlabel="update", ylabel=f"P(G={group_size} group has equal rewards)", title="failure probability (closed form)")
+fig.tight_layout()
+"""),
+]
+
+RESULTS = [
+    ("md", """
+# Results
+
+Every number on this page is computed from the setting runs of this build (one page per setting follows), and
+glued into the text. The paper's numbers are quoted beside ours for comparison, never used.
+"""),
+    ("code", """
+study_dir = "."   # the study's _generated folder
+""", "parameters"),
+    ("code", """
+import json
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from myst_nb import glue
+
+from fgpo_lib.stats import iqm
+from fgpo_lib.study_results import evaluations_table, finals_by_method, load_study, main_table, scores
+
+study = load_study(Path(study_dir))
+status = json.loads((Path(study_dir) / "study.json").read_text())
+glue("n_settings", len(study), display=False)
+glue("n_pending", len(status["pending"]), display=False)
+glue("pending_list", ", ".join(status["pending"]) or "none", display=False)
+"""),
+    ("md", """
+This build ran {glue:text}`n_settings` settings; {glue:text}`n_pending` settings have no reward table yet
+({glue:text}`pending_list`).
+
+## FGPO against GRPO
+
+Test accuracy (the score of the greedy subset, in points) with 95% confidence intervals from a bootstrap over seeds
+and questions; the difference is paired by question.
+"""),
+    ("code", """
+mt = main_table(study)
+diff = mt["FGPO-GRPO"]
+glue("mean_diff", float(diff.mean()), display=False)
+glue("max_diff", float(diff.max()), display=False)
+glue("max_diff_setting", mt.loc[diff.idxmax(), "benchmark"] + " / " + mt.loc[diff.idxmax(), "reasoner"], display=False)
+glue("n_fgpo_better", int((mt["diff lo"] > 0).sum()), display=False)
+glue("n_grpo_better", int((mt["diff hi"] < 0).sum()), display=False)
+fmt = lambda m, lo, hi: mt[m].map("{:.1f}".format) + " [" + mt[lo].map("{:.1f}".format) + ", " + mt[hi].map("{:.1f}".format) + "]"
+shown = pd.DataFrame({"benchmark": mt.benchmark, "reasoner": mt.reasoner, "n test": mt["test questions"], "FGPO": fmt("FGPO", "FGPO lo", "FGPO hi"), "GRPO": fmt("GRPO", "GRPO lo", "GRPO hi"), "FGPO-GRPO": fmt("FGPO-GRPO", "diff lo", "diff hi"), "uniform": mt["uniform (expected)"].round(1), "oracle-best": mt["oracle-best"].round(1)})
+glue("main_table", shown, display=False)
+shown
+"""),
+    ("md", """
+Over these settings, FGPO beats GRPO by {glue:text}`mean_diff:.2f` points on average and by at most
+{glue:text}`max_diff:.2f` ({glue:text}`max_diff_setting`); the paper reports +6.75 on average and at most +14.20 over
+its 15 settings. The paired 95% interval excludes zero in favour of FGPO in {glue:text}`n_fgpo_better` settings and in
+favour of GRPO in {glue:text}`n_grpo_better`.
+
+## Failure rate
+
+The share of questions whose group of G samples has equal rewards (GRPO's zero-advantage failure): its closed form
+under each final policy, and the rate observed on one sampled group per question.
+"""),
+    ("code", """
+fm = finals_by_method(study)
+fail = fm.groupby("method")[["failure_rate_closed_form", "failure_rate_observed", "constant_share"]].mean().mul(100)
+for m in ("uniform", "grpo", "fgpo"):
+    glue(f"fail_{m}", float(fail.loc[m, "failure_rate_closed_form"]), display=False)
+    glue(f"fail_obs_{m}", float(fail.loc[m, "failure_rate_observed"]), display=False)
+glue("constant_share", float(fail.loc["fgpo", "constant_share"]), display=False)
+fail.round(1)
+"""),
+    ("md", """
+Under the uniform policy {glue:text}`fail_uniform:.1f`% of test questions would give GRPO no signal (observed:
+{glue:text}`fail_obs_uniform:.1f`%); after GRPO training, {glue:text}`fail_grpo:.1f`% (observed
+{glue:text}`fail_obs_grpo:.1f`%); under FGPO's final policy, {glue:text}`fail_fgpo:.1f`%. The paper reports 0.2% under
+a uniform policy and 20.8% after GRPO training. {glue:text}`constant_share:.1f`% of test questions have the same reward
+under every subset, which no method can learn from. A high rate after FGPO training is harmless: FGPO never learns
+from groups.
+
+## Tools per question
+"""),
+    ("code", """
+tools = fm.groupby("method")[["greedy_size", "expected_size"]].mean()
+for m in ("uniform", "grpo", "fgpo", "oracle-best"):
+    glue(f"tools_{m}", float(tools.loc[m, "greedy_size"]), display=False)
+by_size = pd.DataFrame([{"setting": n, "tools": int(k), "mean reward": v} for n, s in study.items() for k, v in s["meta"]["table"]["mean_by_size"].items()])
+fig, ax = plt.subplots(figsize=(6, 3.4))
+sns.lineplot(data=by_size, x="tools", y="mean reward", hue="setting", marker="o", ax=ax, legend=len(study) <= 6)
+ax.set(xlabel="tools called (subset size)", ylabel="mean reward over questions and subsets (0-1)", title="Accuracy against the number of tools")
+fig.tight_layout()
+glue("fig_tools", fig, display=False)
+tools.round(2)
+"""),
+    ("md", """
+The greedy subset calls {glue:text}`tools_grpo:.2f` tools per question after GRPO and {glue:text}`tools_fgpo:.2f` after
+FGPO (oracle-best: {glue:text}`tools_oracle-best:.2f`); the paper reports a fall from 2.36 to 1.40 on one benchmark.
+
+```{glue:figure} fig_tools
+:name: fig-tools
+
+Mean reward of all subsets of each size, per setting: what calling more tools buys these reasoners.
+```
+
+## Reasoner evaluations
+"""),
+    ("code", """
+ev = evaluations_table(study)
+glue("eval_ratio", float(ev["calls / cells"].mean()), display=False)
+glue("eval_ratio_unique", float(ev["unique / cells"].mean()), display=False)
+meta = next(iter(study.values()))["meta"]
+n_sub = meta["n_subsets"]
+glue("schedule", f"{meta['steps']} generation batches of all training questions, G = {meta['group_size']}", display=False)
+epochs = np.arange(1, 201)
+fig, ax = plt.subplots(figsize=(6, 3.4))
+for G in (4, 8, 16):
+    ax.plot(epochs, epochs * G / n_sub, label=f"G = {G}")
+ax.axhline(1, color="grey", lw=0.8)
+ax.set(xscale="log", yscale="log", xlabel="GRPO epochs over the training questions", ylabel="GRPO calls / FGPO table cells", title=f"Evaluation ratio ({n_sub} subsets)")
+ax.legend()
+fig.tight_layout()
+glue("fig_eval_ratio", fig, display=False)
+ev.round(2)
+"""),
+    ("md", """
+With the schedule used here ({glue:text}`schedule`), GRPO asked its oracle {glue:text}`eval_ratio:.1f` times as many
+times as FGPO's table has cells, and {glue:text}`eval_ratio_unique:.2f` times as many distinct (question, subset)
+pairs: a reasoner cache makes repeated samples free. The paper reports FGPO needing 2.4x fewer evaluations than
+on-demand GRPO. Each GRPO epoch costs G calls per question against FGPO's one-off cost of one call per subset, so
+the ratio of all calls grows as epochs x G / subsets:
+
+```{glue:figure} fig_eval_ratio
+:name: fig-eval-ratio
+
+GRPO's on-demand calls over FGPO's table cells, as a function of GRPO epochs and G.
+```
+
+## Learning curves
+"""),
+    ("code", """
+curves = pd.concat([s["curves"].assign(setting=n) for n, s in study.items()], ignore_index=True)
+test = curves[(curves.split == "test") & curves.method.isin(["fgpo", "grpo"])]
+agg = test.groupby(["setting", "method", "step"])["expected_reward"].agg(iqm=lambda v: iqm(v.to_numpy()), lo="min", hi="max").reset_index()
+settings = sorted(agg.setting.unique())
+cols = min(3, len(settings))
+rows = int(np.ceil(len(settings) / cols))
+fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 2.8 * rows), squeeze=False, sharex=True)
+for ax, name in zip(axes.flat, settings):
+    for m, color in (("fgpo", "C0"), ("grpo", "C1")):
+        d = agg[(agg.setting == name) & (agg.method == m)]
+        ax.plot(d.step, d.iqm, color=color, label=m)
+        ax.fill_between(d.step, d.lo, d.hi, color=color, alpha=0.2)
+    ax.set(title=name, xlabel="update", ylabel="expected test reward")
+for ax in axes.flat[len(settings):]:
+    ax.set_visible(False)
+axes.flat[0].legend()
+fig.tight_layout()
+glue("fig_curves", fig, display=False)
+ent = curves[(curves.split == "test") & curves.method.isin(["fgpo", "grpo"])]
+fig2, ax2 = plt.subplots(figsize=(6, 3.4))
+sns.lineplot(data=ent, x="step", y="entropy", hue="method", estimator=lambda v: iqm(np.asarray(v)), errorbar=("pi", 50), ax=ax2)
+ax2.set(xlabel="update", ylabel="policy entropy (nats)", title="Entropy, IQM over settings and seeds")
+fig2.tight_layout()
+glue("fig_entropy", fig2, display=False)
+"""),
+    ("md", """
+```{glue:figure} fig_curves
+:name: fig-curves
+
+Expected test reward during training: interquartile mean over seeds, band from the worst to the best seed.
+```
+
+```{glue:figure} fig_entropy
+:name: fig-entropy
+
+Policy entropy during training (IQM over settings and seeds, band: interquartile range).
+```
+
+## Per-question paired differences
+"""),
+    ("code", """
+diffs = []
+for n, s in study.items():
+    d = scores(s["per_question"], "fgpo").mean(0) - scores(s["per_question"], "grpo").mean(0)
+    diffs.append(pd.DataFrame({"setting": n, "difference": d}))
+diffs = pd.concat(diffs, ignore_index=True)
+glue("share_fgpo_better_q", float(100 * (diffs.difference > 0).mean()), display=False)
+glue("share_grpo_better_q", float(100 * (diffs.difference < 0).mean()), display=False)
+fig, ax = plt.subplots(figsize=(6, 3.4))
+sns.histplot(data=diffs, x="difference", bins=21, ax=ax)
+ax.set(xlabel="FGPO - GRPO test score per question (mean over seeds)", ylabel="questions (all settings)", title="Paired per-question differences")
+fig.tight_layout()
+glue("fig_paired", fig, display=False)
+"""),
+    ("md", """
+FGPO scores higher than GRPO on {glue:text}`share_fgpo_better_q:.1f`% of test questions and lower on
+{glue:text}`share_grpo_better_q:.1f`%; on the rest they tie.
+
+```{glue:figure} fig_paired
+:name: fig-paired
+
+Per-question differences between FGPO and GRPO, pooled over settings.
+```
+"""),
+]
+
+
 def main():
     (ROOT / "notebooks").mkdir(exist_ok=True)
-    for name, cells in (("worked_example", WORKED_EXAMPLE), ("environment", ENVIRONMENT)):
+    for name, cells, hide in (("worked_example", WORKED_EXAMPLE, False), ("environment", ENVIRONMENT, True), ("setting", SETTING, True), ("results", RESULTS, True)):
         out = ROOT / "notebooks" / f"{name}.ipynb"
-        nbf.write(notebook(cells), out)
+        nbf.write(notebook(cells, hide_code=hide), out)
         print(f"wrote {out}")
 
 
