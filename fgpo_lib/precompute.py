@@ -23,6 +23,7 @@ import subprocess
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -51,10 +52,23 @@ def _sha256_files(paths) -> str:
     return h.hexdigest()
 
 
+@lru_cache(maxsize=1)
 def tools_version() -> str:
-    """Hash of what tool outputs depend on: the tool and replay source, the token cap and the recorded data."""
-    here = Path(__file__).resolve().parent / "genomics"
-    return _sha256_files([here / "tools.py", here / "ncbi_replay.py", RESPONSES])[:16] + f"-cap{TOKEN_CAP}"
+    """A behavioural fingerprint of the tools: sha256 of what every tool outputs on every built-in question.
+
+    Each single tool, and ``gene_record`` after each of the three tools that feed it, run on all GeneTuring, GeneHop
+    and GeneSeq questions. A refactor that leaves every output unchanged keeps the version; any change to an output
+    (code, data or token cap) changes it, and with it every cache key.
+    """
+    tools = make_tools()
+    probes = [(t,) for t in TOOL_ORDER] + [(t, "gene_record") for t in ("gene_search", "snp_lookup", "disease_genes")]
+    h = hashlib.sha256()
+    for name in ("geneturing", "genehop", "geneseq"):
+        for q in load_benchmark(name):
+            cache: dict = {}
+            for probe in probes:
+                h.update(render_outputs(run_subset(tools, probe, q.text, cache)).encode())
+    return h.hexdigest()[:16] + f"-cap{TOKEN_CAP}"
 
 
 def data_sha256() -> str:

@@ -196,56 +196,55 @@ class GeneRecordTool(Tool):
         return self._out(lines or [NO_HIT], genes=symbols)
 
 
-class Blast(Tool):
+class SequenceTool(Tool):
+    """A tool on the question's DNA sequence: no sequence gives :data:`NO_SEQUENCE`, else :meth:`lines`."""
+
+    def run(self, question: str, context: Context) -> ToolOutput:
+        seq = extract_sequence(question)
+        return self._out(self.lines(seq) if seq else [NO_SEQUENCE])
+
+    def lines(self, seq: str) -> list[str]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class Blast(SequenceTool):
     name = "blast"
     description = "BLAST the question's DNA sequence against NCBI nt (megablast); returns the top hits with coordinates."
 
-    def run(self, question: str, context: Context) -> ToolOutput:
-        seq = extract_sequence(question)
-        hits = self.replay.blast.get(seq, []) if seq else []
-        lines = [
+    def lines(self, seq: str) -> list[str]:
+        hits = self.replay.blast.get(seq, [])
+        return [
             f"{h.accession} {h.description}: {min(h.subject_start, h.subject_end)}-{max(h.subject_start, h.subject_end)} ({h.identities.split()[-1].strip('()')}, {h.score_bits:g} bits)"
             for h in hits[:4]
-        ]
-        return self._out(lines or [NO_BLAST_HIT if seq else NO_SEQUENCE])
+        ] or [NO_BLAST_HIT]
 
 
-class Translate(Tool):
+class Translate(SequenceTool):
     name = "translate"
     description = "Translate the question's DNA sequence (frame 1, standard code) and report the longest ORF."
 
-    def run(self, question: str, context: Context) -> ToolOutput:
-        seq = extract_sequence(question)
-        if not seq:
-            return self._out([NO_SEQUENCE])
-        s = Seq(seq[: len(seq) - len(seq) % 3])
-        orf = longest_orf(seq)
-        return self._out([f"frame 1 protein: {s.translate()}", f"longest ORF (forward, ATG to stop): {orf} codons"])
+    def lines(self, seq: str) -> list[str]:
+        protein = Seq(seq[: len(seq) - len(seq) % 3]).translate()
+        return [f"frame 1 protein: {protein}", f"longest ORF (forward, ATG to stop): {longest_orf(seq)} codons"]
 
 
-class SeqStats(Tool):
+class SeqStats(SequenceTool):
     name = "seq_stats"
     description = "Length, GC content, base counts and reverse complement of the question's DNA sequence."
 
-    def run(self, question: str, context: Context) -> ToolOutput:
-        seq = extract_sequence(question)
-        if not seq:
-            return self._out([NO_SEQUENCE])
+    def lines(self, seq: str) -> list[str]:
         counts = " ".join(f"{b}={seq.count(b)}" for b in "ACGT")
-        return self._out([f"length {len(seq)} nt; GC {gc_percent(seq)}%; {counts}", f"reverse complement: {Seq(seq).reverse_complement()}"])
+        return [f"length {len(seq)} nt; GC {gc_percent(seq)}%; {counts}", f"reverse complement: {Seq(seq).reverse_complement()}"]
 
 
-class RestrictionMap(Tool):
+class RestrictionMap(SequenceTool):
     name = "restriction_map"
     description = "Cut positions of 12 common restriction enzymes in the question's DNA sequence (Biopython)."
 
-    def run(self, question: str, context: Context) -> ToolOutput:
-        seq = extract_sequence(question)
-        if not seq:
-            return self._out([NO_SEQUENCE])
+    def lines(self, seq: str) -> list[str]:
         sites = restriction_sites(seq)
         cut = [f"{e} at {', '.join(map(str, p))}" for e, p in sites.items() if p]
-        return self._out([("cuts: " + "; ".join(cut)) if cut else "no cuts", "no site: " + ", ".join(e for e, p in sites.items() if not p)])
+        return [("cuts: " + "; ".join(cut)) if cut else "no cuts", "no site: " + ", ".join(e for e, p in sites.items() if not p)]
 
 
 # --- sequence facts shared by the tools and by GeneSeq's gold answers -----------------------------------------------
