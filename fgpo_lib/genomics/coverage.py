@@ -90,7 +90,7 @@ def coverage_table(benchmark: str, max_size: int = 4, progress: bool = False) ->
                 "questions": len(r),
                 "reachable_%": 100 * r.any(axis=1).mean(),
                 "fully_reachable_%": 100 * full.loc[idx].any(axis=1).mean(),
-                "best_single_tool": single.idxmax(),
+                "best_single_tool": single.idxmax() if single.max() > 0 else "none",
                 "best_single_tool_%": 100 * single.max(),
                 "no_subset_%": 100 * (~r.any(axis=1)).mean(),
             }
