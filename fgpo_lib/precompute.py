@@ -23,7 +23,7 @@ import subprocess
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -221,8 +221,9 @@ class PrecomputeEngine:
             self._reasoner = make_reasoner(self.spec.reasoner, **self.spec.reasoner_kwargs)
         return self._reasoner
 
-    @property
+    @cached_property
     def reasoner_key(self) -> str:
+        """The reasoner's fingerprint, computed once (it may hash a model file)."""
         return json.dumps(self.reasoner.fingerprint(), sort_keys=True)
 
     def key(self, qid: str, subset: int) -> str:
@@ -291,7 +292,7 @@ class PrecomputeEngine:
         return float(hit[1])
 
     def provenance(self) -> dict:
-        fp = self.reasoner.fingerprint()
+        fp = json.loads(self.reasoner_key)
         return {
             "benchmark": self.spec.benchmark,
             "reasoner": fp["reasoner"],

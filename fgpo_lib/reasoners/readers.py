@@ -18,6 +18,7 @@ import hashlib
 import math
 import re
 from collections import Counter
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -112,6 +113,7 @@ class MiniLMReader(_RankingReader):
         e = self.embed([question] + items)
         return e[1:] @ e[0]
 
+    @lru_cache(maxsize=None)  # noqa: B019 - one reader per process; hashing the model files is slow
     def fingerprint(self) -> dict:
         h = hashlib.sha256()
         for f in sorted(p for p in self.model_dir.rglob("*") if p.is_file()):
