@@ -10,8 +10,9 @@ import nbformat as nbf
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def notebook(cells, hide_code=False):
-    """``hide_code``: code cells get the book's ``hide-input`` tag (a toggle shows them)."""
+def notebook(cells, hide_code=False, name="nb"):
+    """``hide_code``: code cells get the book's ``hide-input`` tag (a toggle shows them). Cell ids are fixed
+    (``<name>-<index>``), so regenerating an unchanged notebook gives the same file."""
     nb = nbf.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
@@ -21,6 +22,7 @@ def notebook(cells, hide_code=False):
             tags = [*tags, "hide-input"]
         if tags:
             cell.metadata["tags"] = list(tags)
+        cell["id"] = f"{name}-{len(nb.cells)}"
         nb.cells.append(cell)
     return nb
 
@@ -86,6 +88,7 @@ sns.lineplot(data=curves, x="step", y="failure_rate_closed_form", hue="method", 
 axes[1].set(xlabel="update", ylabel=f"P(group of G={group_size} has equal rewards)", title="GRPO failure probability (closed form)")
 fig.tight_layout()
 glue("fig_worked_curves", fig, display=False)
+plt.close(fig)  # shown where the text glues it, not twice
 """),
     ("code", """
 labels = [space.label(s) for s in range(len(space))]
@@ -96,6 +99,7 @@ sns.barplot(data=probs, y="subset", x="probability", hue="method", errorbar=("pi
 ax.set(ylabel="tool subset", xlabel="mean probability pi(S|q) on test questions after training", title="Where each method puts its probability")
 fig.tight_layout()
 glue("fig_worked_probs", fig, display=False)
+plt.close(fig)  # shown where the text glues it, not twice
 """),
     ("code", """
 row = summary.set_index("method")
@@ -389,6 +393,7 @@ sns.lineplot(data=by_size, x="tools", y="mean reward", hue="setting", marker="o"
 ax.set(xlabel="tools called (subset size)", ylabel="mean reward over questions and subsets (0-1)", title="Accuracy against the number of tools")
 fig.tight_layout()
 glue("fig_tools", fig, display=False)
+plt.close(fig)  # shown where the text glues it, not twice
 tools.round(2)
 """),
     ("md", """
@@ -419,6 +424,7 @@ ax.set(xscale="log", yscale="log", xlabel="GRPO epochs over the training questio
 ax.legend()
 fig.tight_layout()
 glue("fig_eval_ratio", fig, display=False)
+plt.close(fig)  # shown where the text glues it, not twice
 ev.round(2)
 """),
     ("md", """
@@ -455,12 +461,14 @@ for ax in axes.flat[len(settings):]:
 axes.flat[0].legend()
 fig.tight_layout()
 glue("fig_curves", fig, display=False)
+plt.close(fig)  # shown where the text glues it, not twice
 ent = curves[(curves.split == "test") & curves.method.isin(["fgpo", "grpo"])]
 fig2, ax2 = plt.subplots(figsize=(6, 3.4))
 sns.lineplot(data=ent, x="step", y="entropy", hue="method", estimator=lambda v: iqm(np.asarray(v)), errorbar=("pi", 50), ax=ax2)
 ax2.set(xlabel="update", ylabel="policy entropy (nats)", title="Entropy, IQM over settings and seeds")
 fig2.tight_layout()
 glue("fig_entropy", fig2, display=False)
+plt.close(fig2)  # shown where the text glues it, not twice
 """),
     ("md", """
 ```{glue:figure} fig_curves
@@ -490,6 +498,7 @@ sns.histplot(data=diffs, x="difference", bins=21, ax=ax)
 ax.set(xlabel="FGPO - GRPO test score per question (mean over seeds)", ylabel="questions (all settings)", title="Paired per-question differences")
 fig.tight_layout()
 glue("fig_paired", fig, display=False)
+plt.close(fig)  # shown where the text glues it, not twice
 """),
     ("md", """
 FGPO scores higher than GRPO on {glue:text}`share_fgpo_better_q:.1f`% of test questions and lower on
@@ -508,7 +517,7 @@ def main():
     (ROOT / "notebooks").mkdir(exist_ok=True)
     for name, cells, hide in (("worked_example", WORKED_EXAMPLE, False), ("environment", ENVIRONMENT, True), ("setting", SETTING, True), ("results", RESULTS, True)):
         out = ROOT / "notebooks" / f"{name}.ipynb"
-        nbf.write(notebook(cells, hide_code=hide), out)
+        nbf.write(notebook(cells, hide_code=hide, name=name), out)
         print(f"wrote {out}")
 
 
