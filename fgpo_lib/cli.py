@@ -33,7 +33,9 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--table", required=True, help="reward table: .npz (RewardTable.save) or long .csv/.parquet")
     defaults = TrainConfig()
     for f in _TOP:
-        p.add_argument(_flag(f.name), type=type(getattr(defaults, f.name)), default=getattr(defaults, f.name), help=f"TrainConfig.{f.name} (default %(default)s)")
+        default = getattr(defaults, f.name)
+        kind = json.loads if default is None else type(default)  # None-default fields (prior) take JSON
+        p.add_argument(_flag(f.name), type=kind, default=default, help=f"TrainConfig.{f.name} (default %(default)s)")
     for group, f in _SUB:
         default = getattr(getattr(defaults, group), f.name)
         p.add_argument(_flag(f.name), type=type(default), default=default, help=f"{group.upper()}Config.{f.name} (default %(default)s)")

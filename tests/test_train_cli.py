@@ -61,6 +61,9 @@ def test_cli_train_same_seed_same_run_json(tmp_path, capsys):
         outs.append(run)
     assert outs[0] == outs[1]
     assert outs[0] != outs[2]  # a different seed samples differently
+    out = tmp_path / "prior.json"
+    assert main(["train", "--table", str(table), "--method", "fgpo", "--steps", "0", "--parameterization", "flat", "--prior", '{"keyword_search": 0.9}', "--out", str(out)]) == 0
+    assert max(json.loads(out.read_text())["subset_probs"]["train"]) == pytest.approx(0.9)
     assert {"config", "curves", "final", "per_question", "table"} <= set(outs[0])
 
 
