@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from .tools import ENZYMES
+
 ANSWER_TYPE = {
     "Gene alias": "symbol",
     "Gene name conversion": "symbol",
@@ -53,7 +55,6 @@ _SYMBOL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-\.@/]*$")
 _CHROM = re.compile(r"\bchr(?:omosome)?\s*([0-9]{1,2}|X|Y|MT|M)\b", re.I)
 _LOCUS = re.compile(r"\b(?:[1-9]|1[0-9]|2[0-2]|X|Y)[pq]\d+(?:\.\d+)?(?:-[pq]?\d+(?:\.\d+)?)?\b")
 _ALIGN = re.compile(r"\bchr(?:omosome)?\s*([0-9]{1,2}|X|Y)\s*[:,]?\s*(\d[\d,]*)\s*(?:-|to|\.\.)\s*(\d[\d,]*)", re.I)
-_ENZYMES = ("EcoRI", "BamHI", "HindIII", "NotI", "XhoI", "PstI", "SmaI", "KpnI", "SacI", "XbaI", "NcoI", "NdeI")
 
 
 def normalize(text: str) -> str:
@@ -129,7 +130,7 @@ def extract_answer(text: str, task: str) -> str:
     if kind == "enzymes":
         if re.search(r"\b(none|no enzyme|no cuts?)\b", part, re.I):
             return "none"
-        return ", ".join(e for e in _ENZYMES if re.search(rf"\b{e}\b", part, re.I))
+        return ", ".join(e for e in ENZYMES if re.search(rf"\b{e}\b", part, re.I))
     return part
 
 

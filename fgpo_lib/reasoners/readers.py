@@ -29,7 +29,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 UNKNOWN = "unknown"
 
 
-def _finish(kind: str, cands: list[str], question: str) -> str:
+def _finish(kind: str, cands: list[str]) -> str:
     if not cands:
         return UNKNOWN
     if kind == "gene_list":
@@ -52,7 +52,7 @@ class _RankingReader(Reasoner):
             return UNKNOWN
         s = self.scores(question, [items[i] for i, _ in with_cands])
         best = int(np.argmax(s))  # ties: the earliest item
-        return _finish(kind, with_cands[best][1], question)
+        return _finish(kind, with_cands[best][1])
 
 
 class BM25Reader(_RankingReader):
@@ -137,7 +137,7 @@ class RecordsReader(Reasoner):
                     return cands[0][: n // 3]
                 if n is not None and kind == "dna":
                     return cands[0][-n:]
-                return _finish(kind, cands, question)
+                return _finish(kind, cands)
         return UNKNOWN
 
 
