@@ -354,8 +354,8 @@ glue("main_table", shown, display=False)
 shown
 """),
     ("md", """
-Over these settings, FGPO beats GRPO by {glue:text}`mean_diff:.2f` points on average and by at most
-{glue:text}`max_diff:.2f` ({glue:text}`max_diff_setting`); the paper reports +6.75 on average and at most +14.20 over
+Over these settings, the difference FGPO - GRPO averages {glue:text}`mean_diff:+.2f` points and is at most
+{glue:text}`max_diff:+.2f` ({glue:text}`max_diff_setting`); the paper reports +6.75 on average and at most +14.20 over
 its 15 settings. The paired 95% interval excludes zero in favour of FGPO in {glue:text}`n_fgpo_better` settings and in
 favour of GRPO in {glue:text}`n_grpo_better`.
 
