@@ -40,6 +40,15 @@ def execute_notebook(name: str, out_dir: Path, parameters: dict, out_name: str |
     return out
 
 
+def glue_figure(name: str, fig) -> None:
+    """Glue a matplotlib figure for the book's prose, then close it, so the notebook does not show it a second time."""
+    import matplotlib.pyplot as plt
+    from myst_nb import glue
+
+    glue(name, fig, display=False)
+    plt.close(fig)
+
+
 def build_book(book_dir: Path) -> Path:
     """``jupyter-book build`` with warnings as errors and nitpicky references; returns the HTML folder."""
     jb = Path(sys.executable).with_name("jupyter-book")

@@ -62,6 +62,7 @@ import seaborn as sns
 from myst_nb import glue
 
 from fgpo_lib import TrainConfig
+from fgpo_lib.book import glue_figure
 from fgpo_lib.compare import compare_runs, curves_frame, summarize
 from fgpo_lib.examples import PROTEIN_SUCCESS, protein_structure_table
 
@@ -87,8 +88,7 @@ axes[0].set(xlabel="update", ylabel="expected reward, train (fraction correct)",
 sns.lineplot(data=curves, x="step", y="failure_rate_closed_form", hue="method", errorbar=("pi", 100), ax=axes[1])
 axes[1].set(xlabel="update", ylabel=f"P(group of G={group_size} has equal rewards)", title="GRPO failure probability (closed form)")
 fig.tight_layout()
-glue("fig_worked_curves", fig, display=False)
-plt.close(fig)  # shown where the text glues it, not twice
+glue_figure("fig_worked_curves", fig)
 """),
     ("code", """
 labels = [space.label(s) for s in range(len(space))]
@@ -98,8 +98,7 @@ fig, ax = plt.subplots(figsize=(9, 5))
 sns.barplot(data=probs, y="subset", x="probability", hue="method", errorbar=("pi", 100), orient="h", ax=ax)
 ax.set(ylabel="tool subset", xlabel="mean probability pi(S|q) on test questions after training", title="Where each method puts its probability")
 fig.tight_layout()
-glue("fig_worked_probs", fig, display=False)
-plt.close(fig)  # shown where the text glues it, not twice
+glue_figure("fig_worked_probs", fig)
 """),
     ("code", """
 row = summary.set_index("method")
@@ -322,6 +321,7 @@ import pandas as pd
 import seaborn as sns
 from myst_nb import glue
 
+from fgpo_lib.book import glue_figure
 from fgpo_lib.stats import iqm
 from fgpo_lib.study_results import evaluations_table, finals_by_method, load_study, main_table, scores
 
@@ -392,8 +392,7 @@ fig, ax = plt.subplots(figsize=(6, 3.4))
 sns.lineplot(data=by_size, x="tools", y="mean reward", hue="setting", marker="o", ax=ax, legend=len(study) <= 6)
 ax.set(xlabel="tools called (subset size)", ylabel="mean reward over questions and subsets (0-1)", title="Accuracy against the number of tools")
 fig.tight_layout()
-glue("fig_tools", fig, display=False)
-plt.close(fig)  # shown where the text glues it, not twice
+glue_figure("fig_tools", fig)
 tools.round(2)
 """),
     ("md", """
@@ -423,8 +422,7 @@ ax.axhline(1, color="grey", lw=0.8)
 ax.set(xscale="log", yscale="log", xlabel="GRPO epochs over the training questions", ylabel="GRPO calls / FGPO table cells", title=f"Evaluation ratio ({n_sub} subsets)")
 ax.legend()
 fig.tight_layout()
-glue("fig_eval_ratio", fig, display=False)
-plt.close(fig)  # shown where the text glues it, not twice
+glue_figure("fig_eval_ratio", fig)
 ev.round(2)
 """),
     ("md", """
@@ -460,15 +458,13 @@ for ax in axes.flat[len(settings):]:
     ax.set_visible(False)
 axes.flat[0].legend()
 fig.tight_layout()
-glue("fig_curves", fig, display=False)
-plt.close(fig)  # shown where the text glues it, not twice
+glue_figure("fig_curves", fig)
 ent = curves[(curves.split == "test") & curves.method.isin(["fgpo", "grpo"])]
 fig2, ax2 = plt.subplots(figsize=(6, 3.4))
 sns.lineplot(data=ent, x="step", y="entropy", hue="method", estimator=lambda v: iqm(np.asarray(v)), errorbar=("pi", 50), ax=ax2)
 ax2.set(xlabel="update", ylabel="policy entropy (nats)", title="Entropy, IQM over settings and seeds")
 fig2.tight_layout()
-glue("fig_entropy", fig2, display=False)
-plt.close(fig2)  # shown where the text glues it, not twice
+glue_figure("fig_entropy", fig2)
 """),
     ("md", """
 ```{glue:figure} fig_curves
@@ -497,8 +493,7 @@ fig, ax = plt.subplots(figsize=(6, 3.4))
 sns.histplot(data=diffs, x="difference", bins=21, ax=ax)
 ax.set(xlabel="FGPO - GRPO test score per question (mean over seeds)", ylabel="questions (all settings)", title="Paired per-question differences")
 fig.tight_layout()
-glue("fig_paired", fig, display=False)
-plt.close(fig)  # shown where the text glues it, not twice
+glue_figure("fig_paired", fig)
 """),
     ("md", """
 FGPO scores higher than GRPO on {glue:text}`share_fgpo_better_q:.1f`% of test questions and lower on
