@@ -158,16 +158,22 @@ def _worker_reasoner(spec: PrecomputeSpec) -> Reasoner:
     return _WORKER["reasoner"]
 
 
+def subset_prompts(spec: PrecomputeSpec, q: Question, subsets: list[int]) -> list[tuple[str, list[str]]]:
+    """The reasoner's inputs ``(question text, tool output texts)`` for ``subsets`` (canonical indices) of ``q``;
+    each tool runs once per question."""
+    tools = _WORKER.get("tools") or make_tools()
+    space = spec.space()
+    cache: dict = {}
+    return [(q.text, [o.text for o in run_subset(tools, space.names_of(s), q.text, cache)]) for s in subsets]
+
+
 def evaluate_question(spec: PrecomputeSpec, q: Question, subsets: list[int], reasoner: Reasoner | None = None) -> list[tuple[int, str | None, float | None, str, str]]:
     """Evaluate ``subsets`` (canonical indices, in the order given) of one question.
 
     Returns ``(subset, answer, reward, status, error)`` per subset; ``status`` is ``'ok'`` or ``'failed'``.
     """
     reasoner = reasoner or _worker_reasoner(spec)
-    tools = _WORKER.get("tools") or make_tools()
-    space = spec.space()
-    cache: dict = {}
-    items = [(q.text, [o.text for o in run_subset(tools, space.names_of(s), q.text, cache)]) for s in subsets]
+    items = subset_prompts(spec, q, subsets)
     try:
         answers = reasoner.answer_batch(items)
         if len(answers) != len(items):

@@ -43,6 +43,9 @@ def gemma3_path() -> Path:
     return Path(assemble(MODEL_CACHE / MODEL_NAME))  # checks the sha256; assembles once
 
 
+#: where an answer ends: the end of its line, or of the model's turn (ChatML, Gemma)
+STOP_STRINGS = ("\n", "<|im_end|>", "<end_of_turn>")
+
 #: name -> (path function, chat template?)
 BUILTIN_MODELS = {"smollm2-135m": (smollm2_path, True), "gemma3-270m": (gemma3_path, False)}
 
@@ -153,7 +156,7 @@ class LlamaCppReasoner(Reasoner):
         self.evaluated_tokens += len(tokens) - shared
         self._last = tokens
         try:
-            out = self.llm.create_completion(text, max_tokens=self.max_tokens, temperature=0.0, top_k=1, stop=["\n", "<|im_end|>", "<end_of_turn>"])
+            out = self.llm.create_completion(text, max_tokens=self.max_tokens, temperature=0.0, top_k=1, stop=list(STOP_STRINGS))
         except Exception as exc:
             raise ReasonerError(f"llama.cpp failed on a prompt of {len(text)} characters: {exc}") from exc
         return out["choices"][0]["text"].strip()
