@@ -32,6 +32,7 @@ bench: setup
 	$(PY) benchmarks/bench_env.py
 	$(PY) benchmarks/bench_optim.py
 	$(PY) benchmarks/bench_precompute.py
+	$(PY) benchmarks/bench_llm_backends.py
 
 clean-book:
 	rm -rf book/_build book/_generated
