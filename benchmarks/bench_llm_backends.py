@@ -8,8 +8,8 @@ llama.cpp with prefix reuse answers all 163 subsets in trie order, as the engine
 
 * prompt processing, tokens/s: llama.cpp evaluating each prompt from an empty KV cache, against one transformers
   forward pass per padded batch of ``--batch`` prompts (pad tokens not counted), for each of ``--dtypes``;
-* answers/s end to end (prompt + greedy answer of at most 16 tokens): llama.cpp naive, llama.cpp with prefix reuse,
-  transformers batched ``generate``; and how many transformers answers equal llama.cpp's (same tokens, but the
+* answers/s end to end (prompt + greedy answer of at most the reasoner's ``max_tokens``, 16): llama.cpp naive,
+  llama.cpp with prefix reuse, transformers batched ``generate``; and how many transformers answers equal llama.cpp's (same tokens, but the
   arithmetic differs: llama.cpp multiplies quantized blocks, transformers dequantized weights).
 
 transformers reads GGUF through the ``gguf`` and ``accelerate`` packages (in requirements.txt). Threads: 2 for both runtimes.
@@ -103,6 +103,7 @@ def main() -> None:
         naive_secs, naive_answers = timed_answers(naive, items)
         reuse = LlamaCppReasoner(name, reuse_prefix=True)
         reuse_secs, _ = timed_answers(reuse, all_items)
+        max_tokens = naive.max_tokens  # transformers gets the same answer cap
         del naive, reuse
         print(
             f"{name}: {len(items)} prompts, {n_tokens:,} tokens\n"
@@ -111,7 +112,7 @@ def main() -> None:
         )
         for dtype in args.dtypes.split(","):
             tok, model = transformers_model(BUILTIN_MODELS[name][0](), getattr(torch, dtype))
-            hf_tps, hf_secs, hf_answers = transformers_rates(tok, model, prompts, args.batch, 16)
+            hf_tps, hf_secs, hf_answers = transformers_rates(tok, model, prompts, args.batch, max_tokens)
             agree = sum(a == b for a, b in zip(hf_answers, naive_answers))
             print(
                 f"  transformers {dtype}, batch {args.batch}: prompt processing {hf_tps:7.0f} tokens/s ({hf_tps / llama_tps:.2f}x llama.cpp) | "
