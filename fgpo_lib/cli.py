@@ -149,19 +149,46 @@ def cmd_coverage(args: argparse.Namespace) -> int:
 
 
 def cmd_precompute(args: argparse.Namespace) -> int:
+    from .genomics.libraries import LIBRARIES
     from .precompute import DEFAULT_CACHE, PrecomputeEngine, PrecomputeSpec
 
     kwargs = json.loads(args.reasoner_kwargs) if args.reasoner_kwargs else {}
-    spec = PrecomputeSpec(args.benchmark, args.reasoner, kwargs, args.max_size, args.questions, args.sample_seed)
+    if not isinstance(kwargs, dict):
+        raise ValueError(f"--reasoner-kwargs must be a JSON object, got {args.reasoner_kwargs!r}")
+    tools = None
+    if args.tools == "four":
+        tools = LIBRARIES[args.benchmark]
+    elif args.tools:
+        tools = tuple(t.strip() for t in args.tools.split(",") if t.strip())
+    spec = PrecomputeSpec(args.benchmark, args.reasoner, kwargs, args.max_size, args.questions, args.sample_seed, tools)
     engine = PrecomputeEngine(spec, cache=args.cache or DEFAULT_CACHE)
-    print(f"{spec.benchmark} x {spec.reasoner}: {len(engine.questions)} questions x {engine.space.n_subsets} subsets; cache {engine.cache.path}")
+    print(f"{spec.benchmark} x {spec.reasoner}: {len(engine.questions)} questions x {engine.space.n_subsets} subsets of {', '.join(engine.space.tool_names)}; cache {engine.cache.path}")
+    for path in args.resume_from:
+        added = engine.seed_from_table(RewardTable.load(path), source=path)
+        print(f"seeded {added:,} cells from {path}")
+    cells, questions = engine.remaining()
+    print(f"{cells:,} cells of {questions:,} questions remain")
+    if args.dry_run:
+        plan = engine.plan(pilot_questions=args.pilot)
+        print(
+            f"prompt tokens: {plan['prompt_tokens']:,} in all, {plan['evaluated_tokens']:,} past shared prefixes; "
+            f"pilot: {plan['pilot_cells']:,} cells of {plan['pilot_questions']} questions in {plan['pilot_seconds']:.1f} s; "
+            f"estimated CPU time for all {plan['cells']:,} cells: {plan['estimated_seconds'] / 3600:.2f} h"
+        )
+        return 0
     executor = None
     if args.dask:
         from distributed import Client, LocalCluster
 
         client = Client(LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True)) if args.dask == "local" else Client(args.dask)
         executor = client.get_executor()
-    counts = engine.run(workers=args.workers, executor=executor, progress=not args.quiet)
+    def checkpoint() -> None:
+        partial = engine.build_table(partial=True)
+        partial.save(args.out)
+        left, _ = engine.remaining()
+        print(f"checkpoint: {partial.n_questions} of {len(engine.questions)} questions written to {args.out}; {left:,} cells remain", flush=True)
+
+    counts = engine.run(workers=args.workers, executor=executor, progress=not args.quiet, checkpoint=checkpoint, checkpoint_every=args.checkpoint_every)
     print(f"computed {counts['computed']:,} cells ({counts['failed']:,} failed) in {counts['seconds']:.1f} s")
     table = engine.build_table()
     table.save(args.out)
@@ -226,6 +253,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--questions", type=int, help="sample this many questions, stratified by task (default: all)")
     p.add_argument("--sample-seed", type=int, default=0)
     p.add_argument("--max-size", type=int, default=4)
+    p.add_argument("--tools", help="the tool library: comma-separated tool names, or 'four' for the benchmark's 4-tool library (default: all 8)")
+    p.add_argument("--resume-from", action="append", default=[], metavar="T.npz", help="seed the cell cache from a committed table (repeatable); only missing cells are computed")
+    p.add_argument("--dry-run", action="store_true", help="print cells, prompt tokens and estimated CPU time from a short pilot, then stop")
+    p.add_argument("--pilot", type=int, default=2, help="questions in the --dry-run pilot")
+    p.add_argument("--checkpoint-every", type=int, default=0, metavar="N", help="write the table of the questions done so far to --out every N questions (0: only at the end)")
     p.add_argument("--workers", type=int, default=1, help="local processes (or Dask workers with --dask local)")
     p.add_argument("--dask", help="'local' for a local Dask cluster, or a scheduler address")
     p.add_argument("--cache", help="SQLite cell cache (default ~/.cache/fgpo/cells.sqlite)")

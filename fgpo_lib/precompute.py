@@ -25,12 +25,14 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 from tqdm import tqdm
 
 from . import __version__
 from .genomics.benchmarks import Question, load_benchmark
+from .genomics.libraries import library_tools
 from .genomics.ncbi_replay import DATA_DIR, RESPONSES
 from .genomics.scoring import score
 from .genomics.tools import TOKEN_CAP, TOOL_ORDER, make_tools, render_outputs, run_subset
@@ -83,18 +85,31 @@ def code_version() -> str:
     return f"fgpo {__version__}" + (f" ({rev})" if rev else "")
 
 
+def _rank_in_task(questions: list[Question], seed: int) -> dict[str, int]:
+    """Each question's rank within its task, by a seeded hash of its id."""
+    rank = {}
+    for t in dict.fromkeys(q.task for q in questions):
+        tq = sorted((q for q in questions if q.task == t), key=lambda q: hashlib.sha256(f"{seed}:{q.qid}".encode()).hexdigest())
+        rank.update({q.qid: i for i, q in enumerate(tq)})
+    return rank
+
+
+def sample_order(questions: list[Question], seed: int = 0) -> list[Question]:
+    """``questions`` interleaved by task in sample order: the first ``k * n_tasks`` are exactly
+    ``sample_questions(questions, k * n_tasks, seed)`` (for tasks with at least ``k`` questions), so a run stopped
+    anywhere has computed a task-stratified sample, and a larger sample extends a smaller one."""
+    rank = _rank_in_task(questions, seed)
+    tasks = {t: i for i, t in enumerate(dict.fromkeys(q.task for q in questions))}
+    return sorted(questions, key=lambda q: (rank[q.qid], tasks[q.task]))
+
+
 def sample_questions(questions: list[Question], n: int | None, seed: int = 0) -> list[Question]:
     """``n`` questions stratified by task (an equal share per task, by a seeded hash order); all if ``n`` is None."""
     if n is None or n >= len(questions):
         return list(questions)
-    tasks = list(dict.fromkeys(q.task for q in questions))
-    per_task = math.ceil(n / len(tasks))
-    out = []
-    for t in tasks:
-        tq = sorted((q for q in questions if q.task == t), key=lambda q: hashlib.sha256(f"{seed}:{q.qid}".encode()).hexdigest())
-        out.extend(tq[:per_task])
-    keep = {q.qid for q in out}
-    return [q for q in questions if q.qid in keep]
+    per_task = math.ceil(n / len({q.task for q in questions}))
+    rank = _rank_in_task(questions, seed)
+    return [q for q in questions if rank[q.qid] < per_task]
 
 
 class CellCache:
@@ -142,9 +157,16 @@ class PrecomputeSpec:
     questions: int | None = None
     """Sample size, stratified by task; None for every question."""
     sample_seed: int = 0
+    tools: tuple[str, ...] | None = None
+    """The tool library (any order; kept in canonical order); None for all 8 tools. A subset's cell is the same in
+    every library that holds its tools, so libraries share cached cells."""
+
+    def library(self) -> tuple[str, ...]:
+        return library_tools(self.tools) if self.tools else TOOL_ORDER
 
     def space(self) -> SubsetSpace:
-        return SubsetSpace(len(TOOL_ORDER), max_size=self.max_size, tool_names=TOOL_ORDER)
+        names = self.library()
+        return SubsetSpace(len(names), max_size=min(self.max_size, len(names)), tool_names=names)
 
 
 # --- the per-question work, run in workers ----------------------------------------------------------------------------
@@ -232,8 +254,10 @@ class PrecomputeEngine:
         """The reasoner's fingerprint, computed once (it may hash a model file)."""
         return json.dumps(self.reasoner.fingerprint(), sort_keys=True)
 
-    def key(self, qid: str, subset: int) -> str:
-        return hashlib.sha256(json.dumps([qid, self.space.label(subset), self.reasoner_key, self._tools_version]).encode()).hexdigest()
+    def key(self, qid: str, subset: int | str) -> str:
+        """Cache key of a cell: ``subset`` is an index of this space or a ``'+'``-joined label (any library)."""
+        label = subset if isinstance(subset, str) else self.space.label(subset)
+        return hashlib.sha256(json.dumps([qid, label, self.reasoner_key, self._tools_version]).encode()).hexdigest()
 
     def _rows(self, q: Question, results: list, seconds: float) -> list[tuple]:
         per = seconds / max(len(results), 1)
@@ -245,15 +269,90 @@ class PrecomputeEngine:
         got = self.cache.get([self.key(q.qid, s) for s in order])
         return [s for s in order if got.get(self.key(q.qid, s), (None, None, None))[2] != "ok"]
 
-    def run(self, workers: int = 1, executor: Executor | None = None, progress: bool = True) -> dict:
-        """Evaluate every pending cell. ``workers > 1`` uses local processes; ``executor`` overrides (e.g. Dask).
+    def seed_from_table(self, table: RewardTable, source: str = "table") -> int:
+        """Fill the cell cache from a table made by ``fgpo precompute`` (partial or complete, any library or sample).
 
-        Returns counts: ``cells`` (all), ``computed`` now, ``failed`` now, ``seconds``.
+        The table must come from this reasoner, prompt and tools: its provenance is checked field by field, and a
+        mismatch is refused with the field named. Cells already ``ok`` in the cache are kept. Returns the cells added.
+        """
+        prov, mine = table.provenance, self.provenance()
+        for k in ("benchmark", "reasoner", "model_sha256", "prompt_sha256", "reasoner_version", "tools_version"):
+            if prov.get(k) != mine[k]:
+                raise PrecomputeError(f"{source}: its {k} is {prov.get(k)!r} but this engine's is {mine[k]!r}, so its cells are not this engine's cells")
+        rows = []
+        labels = table.space.labels()
+        for i, qid in enumerate(table.question_ids):
+            for s, label in enumerate(labels):
+                answer = None if table.answers is None else str(table.answers[i, s])
+                rows.append((self.key(qid, label), qid, label, self.spec.reasoner, answer, float(table.rewards[i, s]), "ok", f"seeded from {source}", 0.0))
+            for extra in table.extras.values():  # extra cells with a subset label and a reward (e.g. all_tools)
+                if extra.get("kind") == "cell" and extra["rewards"][i] is not None:
+                    label = extra["subsets"][i]
+                    rows.append((self.key(qid, label), qid, label, self.spec.reasoner, extra["answers"][i], float(extra["rewards"][i]), "ok", f"seeded from {source}", 0.0))
+        have = self.cache.get([r[0] for r in rows])
+        new = [r for r in rows if have.get(r[0], (None, None, None))[2] != "ok"]
+        self.cache.put(new)
+        return len(new)
+
+    def remaining(self) -> tuple[int, int]:
+        """``(pending cells, questions with a pending cell)`` of this engine's sample."""
+        pend = [len(self.pending(q)) for q in self.questions]
+        return sum(pend), sum(p > 0 for p in pend)
+
+    def plan(self, pilot_questions: int = 2) -> dict:
+        """Cost before compute: pending cells, their prompt tokens, and CPU time estimated from a measured pilot.
+
+        The pilot evaluates every pending cell of the first ``pilot_questions`` questions that have any (one per task
+        first), caches them (they are real cells), and times them. Prompt tokens come from the reasoner's own
+        tokenizer where it has one (:meth:`Reasoner.token_counts`): ``prompt_tokens`` is what naive prompting
+        evaluates, ``evaluated_tokens`` what prefix reuse evaluates. The estimate scales the pilot's seconds per
+        evaluated token to the remaining cells; it is only as good as the pilot is typical.
         """
         todo = [(q, self.pending(q)) for q in self.questions]
         todo = [(q, p) for q, p in todo if p]
+        prompt_tokens = evaluated_tokens = 0
+        per_q_tokens = {}
+        for q, pend in todo:
+            total, evaluated = self.reasoner.token_counts(subset_prompts(self.spec, q, pend))
+            prompt_tokens, evaluated_tokens = prompt_tokens + total, evaluated_tokens + evaluated
+            per_q_tokens[q.qid] = evaluated
+        by_task: dict[str, list] = {}
+        for q, pend in todo:
+            by_task.setdefault(q.task, []).append((q, pend))
+        pilot = [items[0] for items in by_task.values()][:pilot_questions]
+        t0, pilot_tokens, pilot_cells = time.perf_counter(), 0, 0
+        for q, pend in pilot:
+            t = time.perf_counter()
+            res = evaluate_question(self.spec, q, pend, self.reasoner)
+            self.cache.put(self._rows(q, res, time.perf_counter() - t))
+            pilot_tokens += per_q_tokens[q.qid]
+            pilot_cells += len(pend)
+        pilot_seconds = time.perf_counter() - t0
+        cells = sum(len(p) for _, p in todo)
+        rest_tokens = evaluated_tokens - pilot_tokens
+        per_token = pilot_seconds / max(pilot_tokens, 1)
+        return {
+            "questions": len(todo),
+            "cells": cells,
+            "prompt_tokens": prompt_tokens,
+            "evaluated_tokens": evaluated_tokens,
+            "pilot_questions": len(pilot),
+            "pilot_cells": pilot_cells,
+            "pilot_seconds": pilot_seconds,
+            "estimated_seconds": pilot_seconds + per_token * rest_tokens,
+        }
+
+    def run(self, workers: int = 1, executor: Executor | None = None, progress: bool = True, checkpoint: Callable[[], None] | None = None, checkpoint_every: int = 0) -> dict:
+        """Evaluate every pending cell. ``workers > 1`` uses local processes; ``executor`` overrides (e.g. Dask).
+
+        Questions go in :func:`sample_order`, so a run stopped early leaves a task-stratified sample done.
+        ``checkpoint()`` is called after every ``checkpoint_every`` questions (e.g. to write a partial table).
+        Returns counts: ``cells`` (all), ``computed`` now, ``failed`` now, ``seconds``.
+        """
+        todo = [(q, self.pending(q)) for q in sample_order(self.questions, self.spec.sample_seed)]
+        todo = [(q, p) for q, p in todo if p]
         n_cells = len(self.questions) * self.space.n_subsets
-        computed = failed = 0
+        computed = failed = done = 0
         t0 = time.perf_counter()
         bar = tqdm(total=sum(len(p) for _, p in todo), desc=f"{self.spec.benchmark}/{self.spec.reasoner}", unit="cell", disable=not progress)
         own = None
@@ -268,6 +367,9 @@ class PrecomputeEngine:
                     computed += len(res)
                     failed += sum(r[3] == "failed" for r in res)
                     bar.update(len(res))
+                    done += 1
+                    if checkpoint and checkpoint_every and done % checkpoint_every == 0:
+                        checkpoint()
             else:
                 spec_dict = asdict(self.spec)
                 futures = [executor.submit(_evaluate_remote, spec_dict, asdict(q), pend) for q, pend in todo]
@@ -278,6 +380,9 @@ class PrecomputeEngine:
                     computed += len(res)
                     failed += sum(r[3] == "failed" for r in res)
                     bar.update(len(res))
+                    done += 1
+                    if checkpoint and checkpoint_every and done % checkpoint_every == 0:
+                        checkpoint()
         finally:
             bar.close()
             if own is not None:
@@ -309,16 +414,25 @@ class PrecomputeEngine:
             "tools_version": self._tools_version,
             "data_sha256": data_sha256(),
             "code_version": code_version(),
-            "max_size": self.spec.max_size,
+            "max_size": self.space.max_size,
+            "library": list(self.space.tool_names),
             "questions": self.spec.questions,
             "sample_seed": self.spec.sample_seed,
         }
 
-    def build_table(self) -> RewardTable:
-        """The reward table of the sampled questions; raises :class:`PrecomputeError` on failed or missing cells."""
-        rewards = np.full((len(self.questions), self.space.n_subsets), np.nan, dtype=np.float32)
+    def build_table(self, partial: bool = False) -> RewardTable:
+        """The reward table of the sampled questions; raises :class:`PrecomputeError` on failed or missing cells.
+
+        ``partial=True`` keeps only the questions whose every cell is done (a table to commit while a run goes on);
+        its provenance says ``complete: false`` and how many questions of the sample it holds.
+        """
+        questions = [q for q in self.questions if not self.pending(q)] if partial else self.questions
+        if not questions:
+            raise PrecomputeError("no question has all its cells done yet")
+        rewards = np.full((len(questions), self.space.n_subsets), np.nan, dtype=np.float32)
+        answers = np.full(rewards.shape, "", dtype=object)
         problems = []
-        for i, q in enumerate(self.questions):
+        for i, q in enumerate(questions):
             keys = [self.key(q.qid, s) for s in range(self.space.n_subsets)]
             got = self.cache.get(keys)
             for s, k in enumerate(keys):
@@ -329,16 +443,18 @@ class PrecomputeEngine:
                     problems.append(f"{q.qid} / {self.space.label(s)!r}: failed ({hit[3]})")
                 else:
                     rewards[i, s] = hit[1]
+                    answers[i, s] = hit[0] or ""
         if problems:
             raise PrecomputeError(f"{len(problems)} cells are failed or missing; rerun precompute to retry them. First: " + "; ".join(problems[:5]))
         return RewardTable(
             rewards=rewards,
-            question_ids=[q.qid for q in self.questions],
+            question_ids=[q.qid for q in questions],
             space=self.space,
-            questions=[q.text for q in self.questions],
-            tasks=[q.task for q in self.questions],
-            split=[q.split for q in self.questions],
-            provenance=self.provenance(),
+            questions=[q.text for q in questions],
+            tasks=[q.task for q in questions],
+            split=[q.split for q in questions],
+            provenance={**self.provenance(), "complete": len(questions) == len(self.questions), "sample_size": len(self.questions)},
+            answers=answers.astype(str),
         )
 
 
@@ -354,7 +470,7 @@ def verify_table(table: RewardTable, sample: int, seed: int = 0, reasoner: Reaso
             raise ValueError(f"table provenance has no {k!r}: it was not made by fgpo precompute")
     if prov["tools_version"] != tools_version():
         raise ValueError(f"table tools version {prov['tools_version']} differs from this code's {tools_version()}")
-    spec = PrecomputeSpec(prov["benchmark"], prov["reasoner"], prov.get("reasoner_kwargs") or {}, int(prov.get("max_size", 4)))
+    spec = PrecomputeSpec(prov["benchmark"], prov["reasoner"], prov.get("reasoner_kwargs") or {}, int(prov.get("max_size", 4)), tools=table.tool_names)
     reasoner = reasoner or make_reasoner(spec.reasoner, **spec.reasoner_kwargs)
     fp = reasoner.fingerprint()
     if fp["model_sha256"] != prov.get("model_sha256") or fp["prompt_sha256"] != prov.get("prompt_sha256"):

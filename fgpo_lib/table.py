@@ -15,7 +15,17 @@ One compressed NumPy archive (``numpy.savez_compressed``) with two entries:
       {"format": "fgpo-reward-table", "version": 1,
        "space": {"n_tools", "max_size", "min_size", "tool_names"},
        "question_ids": [...], "questions": [...], "tasks": [...] | null,
-       "split": ["train" | "test", ...], "reward_range": [lo, hi], "provenance": {...}}
+       "split": ["train" | "test", ...], "reward_range": [lo, hi], "provenance": {...},
+       "extras": {name: {"subset": label | null, "answers": [...], "rewards": [...] | null, ...}, ...}}
+
+and one optional entry:
+
+* ``answers``: ``(n_questions, n_subsets)`` unicode array, the reasoner's raw answer of every cell (tables made by
+  ``fgpo precompute``), so a table can be re-scored under another rule without recomputing a cell.
+
+``extras`` (optional) holds per-question cells outside the subset space: for instance ``all_tools`` (every tool of
+an 8-tool library in one call, size 8 > max_size) or ``selection`` (the reasoner's own pick of tools). Each list in
+an extra has one entry per question, in row order.
 
 Long format (CSV or Parquet, by file suffix)
 --------------------------------------------
@@ -82,6 +92,9 @@ class RewardTable:
         reward_range: declared ``(lo, hi)``; every reward must lie inside.
         provenance: free-form JSON-serializable dict: where the rewards came from (reasoner, model hash,
             prompt hash, data hash, code version, ...).
+        answers: optional ``(n_questions, n_subsets) str`` raw answer of every cell.
+        extras: optional per-question cells outside the subset space (module doc): ``name -> dict`` whose list
+            values have one entry per question.
     """
 
     rewards: np.ndarray
@@ -92,6 +105,8 @@ class RewardTable:
     split: np.ndarray | None = None
     reward_range: tuple[float, float] = (0.0, 1.0)
     provenance: dict = field(default_factory=dict)
+    answers: np.ndarray | None = None
+    extras: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.rewards = np.asarray(self.rewards, dtype=np.float32)
@@ -102,6 +117,9 @@ class RewardTable:
             self.split = stratified_split(self.question_ids, self.tasks)
         self.split = np.asarray(self.split).astype(str)
         self.reward_range = (float(self.reward_range[0]), float(self.reward_range[1]))
+        if self.answers is not None:
+            self.answers = np.asarray(self.answers).astype(str)
+        self.extras = dict(self.extras or {})
         self.validate()
 
     # --- validation -----------------------------------------------------------------------------------------------
@@ -119,6 +137,14 @@ class RewardTable:
         for name, values in (("questions", self.questions), ("tasks", self.tasks), ("split", self.split)):
             if values is not None and len(values) != n_q:
                 raise RewardTableError(f"{source}: {name} has {len(values)} entries for {n_q} questions")
+        if self.answers is not None and self.answers.shape != self.rewards.shape:
+            raise RewardTableError(f"{source}: answers has shape {self.answers.shape}, expected {self.rewards.shape}")
+        for name, extra in self.extras.items():
+            if not isinstance(extra, dict):
+                raise RewardTableError(f"{source}: extra {name!r} must be a JSON object")
+            for key, values in extra.items():
+                if isinstance(values, list) and len(values) != n_q:
+                    raise RewardTableError(f"{source}: extra {name!r}, field {key!r} has {len(values)} entries for {n_q} questions")
         bad_split = sorted(set(self.split.tolist()) - set(SPLITS))
         if bad_split:
             raise RewardTableError(f"{source}: split values must be 'train' or 'test', found {bad_split}")
@@ -170,6 +196,8 @@ class RewardTable:
             split=self.split[rows],
             reward_range=self.reward_range,
             provenance=dict(self.provenance),
+            answers=None if self.answers is None else self.answers[rows],
+            extras={k: {f: [v[i] for i in rows] if isinstance(v, list) else v for f, v in e.items()} for k, e in self.extras.items()},
         )
 
     def content_hash(self) -> str:
@@ -191,6 +219,7 @@ class RewardTable:
             "split": self.split.tolist(),
             "reward_range": list(self.reward_range),
             "provenance": self.provenance,
+            "extras": self.extras,
         }
 
     def save(self, path: str | Path) -> Path:
@@ -198,7 +227,10 @@ class RewardTable:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez_compressed(tmp, rewards=self.rewards, meta=np.array(json.dumps(self._meta(), sort_keys=True)))
+        arrays = {"rewards": self.rewards, "meta": np.array(json.dumps(self._meta(), sort_keys=True))}
+        if self.answers is not None:
+            arrays["answers"] = self.answers
+        np.savez_compressed(tmp, **arrays)
         tmp.replace(path)
         return path
 
@@ -216,6 +248,7 @@ class RewardTable:
                     raise RewardTableError(f"{path}: not an fgpo reward table (needs entries 'rewards' and 'meta', found {z.files})")
                 rewards = z["rewards"]
                 meta = json.loads(str(z["meta"]))
+                answers = z["answers"] if "answers" in z.files else None
         except RewardTableError:
             raise
         except Exception as exc:  # zipfile, pickle, JSON errors
@@ -233,6 +266,8 @@ class RewardTable:
             table.split = np.asarray(meta["split"]).astype(str)
             table.reward_range = tuple(meta["reward_range"])
             table.provenance = meta["provenance"]
+            table.answers = None if answers is None else np.asarray(answers).astype(str)
+            table.extras = dict(meta.get("extras") or {})
         except (KeyError, TypeError, ValueError) as exc:
             raise RewardTableError(f"{path}: malformed metadata: {exc!r}") from exc
         table.validate(source=str(path))

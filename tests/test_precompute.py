@@ -18,7 +18,7 @@ from fgpo_lib.cli import main
 from fgpo_lib.precompute import PrecomputeEngine, PrecomputeError, PrecomputeSpec, verify_table
 from fgpo_lib.reasoners import Reasoner, ReasonerError, make_reasoner
 from fgpo_lib.reasoners.http import OpenAIHTTPReasoner
-from fgpo_lib.reasoners.llm import LlamaCppReasoner
+from fgpo_lib.reasoners.llm import LlamaCppReasoner, smollm2_path
 
 
 def test_reader_table_has_provenance_and_verifies(tmp_path):
@@ -150,8 +150,13 @@ def test_missing_and_corrupt_model_files(tmp_path):
     pytest.importorskip("llama_cpp")
     bad = tmp_path / "corrupt.gguf"
     bad.write_bytes(b"GGUF" + os.urandom(4096))
-    with pytest.raises(ReasonerError, match="cannot load model file .*corrupt.gguf"):
+    with pytest.raises(ReasonerError, match="corrupt.gguf is not a readable GGUF file"):
         LlamaCppReasoner(model=None, model_path=bad, chat=True)
+    truncated = tmp_path / "truncated.gguf"  # a real header, then the file ends inside the tensor data
+    with open(smollm2_path(), "rb") as fh:
+        truncated.write_bytes(fh.read(4 << 20))
+    with pytest.raises(ReasonerError, match="cannot load model file .*truncated.gguf"):
+        LlamaCppReasoner(model=None, model_path=truncated, chat=True)
 
 
 def test_unknown_reasoner_and_table_info(tmp_path, capsys):

@@ -12,6 +12,8 @@ BUILTIN = {
     "records": ("fgpo_lib.reasoners.readers", "RecordsReader"),
     "smollm2-135m": ("fgpo_lib.reasoners.llm", "LlamaCppReasoner"),
     "gemma3-270m": ("fgpo_lib.reasoners.llm", "LlamaCppReasoner"),
+    "qwen2.5-coder-0.5b": ("fgpo_lib.reasoners.llm", "LlamaCppReasoner"),
+    "qwen2.5-coder-1.5b": ("fgpo_lib.reasoners.llm", "LlamaCppReasoner"),
     "openai-http": ("fgpo_lib.reasoners.http", "OpenAIHTTPReasoner"),
 }
 

@@ -53,6 +53,17 @@ class Reasoner:
         """``items``: ``(question, tool_outputs)`` pairs -> answers, in order."""
         return [self.answer(q, outs) for q, outs in items]
 
+    def token_counts(self, items: list[tuple[str, list[str]]]) -> tuple[int, int]:
+        """``(prompt tokens, tokens past the prefix shared with the previous prompt)`` over ``items`` in order.
+
+        The default counts :func:`~fgpo_lib.genomics.tools.count_tokens` of question and outputs, with no prefix
+        sharing; LLM reasoners override it with their own tokenizer and prompt.
+        """
+        from ..genomics.tools import count_tokens
+
+        total = sum(count_tokens(q) + sum(count_tokens(o) for o in outs) for q, outs in items)
+        return total, total
+
     def fingerprint(self) -> dict:
         """What identifies this reasoner's answers: name, model file hash, prompt template hash, version."""
         return {"reasoner": self.name, "model_sha256": "none", "prompt_sha256": "none", "reasoner_version": "1"}

