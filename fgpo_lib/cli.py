@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .algos import FGPOConfig, GRPOConfig
 from .compare import compare_runs, summarize
+from .genomics.scoring import RULES
 from .table import RewardTable, RewardTableError
 from .train import METHODS, TrainConfig, train
 
@@ -130,7 +131,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         if key not in known:
             raise ValueError(f"{path}: line {n}: question {str(key)[:80]!r} is not in benchmark {args.benchmark!r}")
         predictions[key] = str(pred)
-    table = score_predictions(questions, predictions)
+    table = score_predictions(questions, predictions, args.rules)
+    print(f"{args.benchmark}, {args.rules} rules")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     return 0
 
@@ -239,6 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("score", help="score free-text predictions on a built-in benchmark, per task")
     p.add_argument("--benchmark", required=True, choices=("geneturing", "genehop", "geneseq"))
     p.add_argument("--predictions", required=True, help='JSONL: {"question": ..., "prediction": ...} per line')
+    p.add_argument("--rules", choices=RULES, default="lenient", help="lenient: our answer extractor; official: GeneGPT's evaluate.py (case-sensitive, exact)")
     p.set_defaults(func=cmd_score)
     p = sub.add_parser("coverage", help="per task: share of questions answerable from some tool subset's outputs")
     p.add_argument("--benchmark", required=True, choices=("geneturing", "genehop", "geneseq"))

@@ -1,10 +1,19 @@
 """Scoring for GeneTuring, GeneHop and GeneSeq, with an answer extractor for free-text reasoner answers.
 
-GeneTuring's official rules (GeneGPT's ``evaluate.py``), reimplemented here:
+Two rule sets, by name (:data:`RULES`):
 
-* exact match after normalisation (case-insensitive, surrounding punctuation and spaces removed) for most tasks;
-* recall over the gold genes for "Gene disease association" and over the gold loci for "Disease gene location";
-* "Human genome DNA aligment": 1 for the exact ``chrN:start-end``, 0.5 for the right chromosome only, else 0.
+* ``"official"``: GeneGPT's own ``evaluate.py``, reimplemented exactly (:func:`official_score`), for the tasks it
+  evaluates (every GeneTuring task and GeneHop's "Disease gene location"). The answer is the text after removing
+  ``"Answer: "``; the comparison is **case-sensitive string equality**; "Gene disease association" and "Disease gene
+  location" score the share of gold items that are members of the answer split on ``", "``; locations take the
+  last word and prefix ``chr``; "Yes"/"No" become TRUE/NA; Latin species names become GeneTuring's words; an
+  alignment scores 1 for the exact string, 0.5 for the same text before the first ``:``. It is meant for answers in
+  GeneGPT's own format; a free-text sentence mostly scores 0.
+* ``"lenient"`` (the default, and what the reward tables use): our extractor (:func:`extract_answer`) turns free text
+  into the task's answer form first, then compares after normalisation (case-insensitive, surrounding punctuation
+  and spaces removed), with recall over gold genes and loci, and the same alignment rule.
+
+For tasks GeneGPT does not evaluate, both rule sets use ours.
 
 Our own decisions where GeneGPT gives no rule: "SNP gene function" (free text) scores the token F1 between the
 prediction and the gold description; GeneSeq scores exact match of the extracted answer, except GC content, which
@@ -155,8 +164,58 @@ def _items(gold) -> list[str]:
     return [x.strip() for x in str(gold).split(",") if x.strip()]
 
 
-def score(task: str, prediction: str, gold) -> float:
-    """Score of one free-text ``prediction`` against ``gold`` under ``task``'s rule, in [0, 1]."""
+#: the rule sets :func:`score` takes
+RULES = ("lenient", "official")
+#: the tasks GeneGPT's evaluate.py scores; :func:`official_score` covers exactly these
+OFFICIAL_TASKS = frozenset(
+    {
+        "Gene alias", "Gene name conversion", "Gene SNP association", "Gene location", "SNP location", "Protein-coding genes",
+        "Multi-species DNA aligment", "Human genome DNA aligment", "Gene disease association", "Disease gene location",
+    }
+)
+_LATIN = {names[0].capitalize(): word for word, names in SPECIES.items()}  # "Homo sapiens" -> "human"
+
+
+def _official_answer(prediction: str, task: str):
+    """GeneGPT's answer parsing: a string, or a list for the two list tasks."""
+    text = str(prediction or "").strip()
+    if task in ("SNP location", "Gene location"):
+        last = text.split()[-1] if text.split() else ""
+        return last if "chr" in last else "chr" + last
+    text = text.replace("Answer: ", "")
+    if task in ("Gene disease association", "Disease gene location"):
+        return text.split(", ")
+    if task == "Protein-coding genes":
+        return {"Yes": "TRUE", "No": "NA"}.get(text, text)
+    if task == "Multi-species DNA aligment":
+        return _LATIN.get(text, text)
+    return text
+
+
+def official_score(task: str, prediction: str, gold) -> float:
+    """GeneGPT's ``evaluate.py`` rule for ``task`` (module doc): case-sensitive, no answer extraction."""
+    if task not in OFFICIAL_TASKS:
+        raise ValueError(f"GeneGPT has no official rule for task {task!r}")
+    pred = _official_answer(prediction, task)
+    if task in ("Gene disease association", "Disease gene location"):
+        items = _items(gold)
+        return sum(item in pred for item in items) / len(items) if items else 0.0
+    if task == "Human genome DNA aligment":
+        if pred == str(gold):
+            return 1.0
+        return 0.5 if pred.split(":")[0] == str(gold).split(":")[0] else 0.0
+    return float(pred == str(gold))
+
+
+def score(task: str, prediction: str, gold, rules: str = "lenient") -> float:
+    """Score of one free-text ``prediction`` against ``gold`` under ``task``'s rule, in [0, 1].
+
+    ``rules``: ``"lenient"`` (our extractor) or ``"official"`` (GeneGPT's evaluate.py where it has a rule).
+    """
+    if rules not in RULES:
+        raise ValueError(f"unknown rules {rules!r}; use one of {', '.join(RULES)}")
+    if rules == "official" and task in OFFICIAL_TASKS:
+        return official_score(task, prediction, gold)
     kind = ANSWER_TYPE.get(task, "text")
     ans = extract_answer(prediction, task)
     if kind == "text":
@@ -177,8 +236,8 @@ def score(task: str, prediction: str, gold) -> float:
     return float(normalize(ans) == normalize(str(gold)))
 
 
-def score_predictions(questions, predictions: dict[str, str]) -> "pd.DataFrame":
-    """Per-task and overall mean scores. ``predictions``: question text (or qid) -> free-text prediction.
+def score_predictions(questions, predictions: dict[str, str], rules: str = "lenient") -> "pd.DataFrame":
+    """Per-task and overall mean scores under ``rules``. ``predictions``: question text (or qid) -> prediction.
 
     Questions without a prediction score 0 and are counted in ``missing``. Returns columns task, questions, missing,
     score (mean over the task's questions); the last row, ``all``, is the mean over every question.
@@ -188,7 +247,7 @@ def score_predictions(questions, predictions: dict[str, str]) -> "pd.DataFrame":
     rows = []
     for q in questions:
         pred = predictions.get(q.qid, predictions.get(q.text))
-        rows.append({"task": q.task, "missing": pred is None, "score": 0.0 if pred is None else score(q.task, pred, q.answer)})
+        rows.append({"task": q.task, "missing": pred is None, "score": 0.0 if pred is None else score(q.task, pred, q.answer, rules)})
     df = pd.DataFrame(rows)
     out = df.groupby("task", sort=False).agg(questions=("score", "size"), missing=("missing", "sum"), score=("score", "mean")).reset_index()
     total = pd.DataFrame([{"task": "all", "questions": len(df), "missing": int(df["missing"].sum()), "score": df["score"].mean()}])
