@@ -26,7 +26,7 @@ test: setup
 	$(PY) -m pytest
 
 book: setup
-	$(PY) -m fgpo_lib.study --book-dir book
+	$(VENV)/bin/fgpo study --book-dir book
 
 bench: setup
 	$(PY) benchmarks/bench_env.py

@@ -111,7 +111,7 @@ def main() -> None:
             f"with prefix reuse {len(all_items) / reuse_secs:5.2f}/s (all {len(all_items)} subsets in trie order)"
         )
         for dtype in args.dtypes.split(","):
-            tok, model = transformers_model(BUILTIN_MODELS[name][0](), getattr(torch, dtype))
+            tok, model = transformers_model(BUILTIN_MODELS[name].weights(), getattr(torch, dtype))
             hf_tps, hf_secs, hf_answers = transformers_rates(tok, model, prompts, args.batch, max_tokens)
             agree = sum(a == b for a, b in zip(hf_answers, naive_answers))
             print(

@@ -3,6 +3,7 @@
     fgpo train   --table T --method fgpo|grpo|uniform|oracle-best --seed S --steps N [...] --out run.json
     fgpo compare --table T --methods fgpo,grpo,uniform,oracle-best --seeds 0,1,2,3,4 [...] [--out compare.json]
     fgpo example-table --out protein.npz      # the book's illustrative 4-tool table
+    fgpo precompute | table-info | verify-table | score | coverage | study   (see fgpo --help)
 
 Every training flag maps one-to-one onto a field of :class:`fgpo_lib.train.TrainConfig` (``--entropy-coef`` and
 ``--kl-coef`` onto its ``fgpo``, the GRPO flags onto its ``grpo``).
@@ -18,12 +19,27 @@ from pathlib import Path
 
 from .algos import FGPOConfig, GRPOConfig
 from .compare import compare_runs, summarize
+from .genomics.benchmarks import BENCHMARKS
 from .genomics.scoring import RULES
+from .reasoners.registry import REASONERS
+from .study.runner import add_arguments as study_arguments
+from .study.runner import run as study_run
 from .table import RewardTable, RewardTableError
 from .train import METHODS, TrainConfig, train
+from .validation import int_list, nonneg_int, positive_int
 
 _TOP = [f for f in fields(TrainConfig) if f.name not in ("method", "seed", "fgpo", "grpo")]
 _SUB = [("fgpo", f) for f in fields(FGPOConfig)] + [("grpo", f) for f in fields(GRPOConfig)]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, except that ``--flag=--`` is an error: Python 3.11's argparse drops the ``--`` and hands the flag an
+    empty list, which no numeric check ever sees."""
+
+    def _get_values(self, action, arg_strings):
+        if action.option_strings and action.nargs is None and arg_strings == ["--"]:
+            self.error(f"argument {'/'.join(action.option_strings)}: expected one argument")
+        return super()._get_values(action, arg_strings)
 
 
 def _flag(name: str) -> str:
@@ -80,10 +96,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     for m in methods:
         if m not in METHODS:
-            raise SystemExit(f"fgpo compare: unknown method {m!r}; use {', '.join(METHODS)}")
-    seeds = [int(s) for s in args.seeds.split(",")]
+            raise ValueError(f"unknown method {m!r} in --methods; use {', '.join(METHODS)}")
+    seeds = args.seeds
+    if not seeds or not methods:
+        raise ValueError(f"--seeds and --methods each need at least one item, got seeds {seeds!r}, methods {args.methods!r}")
     split = "test" if len(table.split_index("test")) else "train"
-    base = _config(args, methods[0] if methods else "fgpo", seeds[0])
+    base = _config(args, methods[0], seeds[0])
     rows = summarize(compare_runs(table, base, methods, seeds, progress=args.progress), split).to_dict("records")
     print(f"{table!r}\n{split} questions, {len(seeds)} seeds; 95% CI: bootstrap over seeds and questions")
     header = f"{'method':<12} {'greedy reward [95% CI]':<26} {'expected':>8} {'fail(cf)':>8} {'fail(obs)':>9} {'tools/q':>7} {'calls':>10} {'unique':>10}"
@@ -219,49 +237,49 @@ def cmd_verify_table(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fgpo", description=__doc__.split("\n\n")[0])
+    parser = _Parser(prog="fgpo", description="fgpo: exact tool-subset policy optimization (FGPO) against GRPO over reward tables, and the study that compares them.")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("train", help="train one method on one seed")
     _add_train_args(p)
     p.add_argument("--method", choices=METHODS, default="fgpo")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=nonneg_int, default=0)
     p.add_argument("--out", help="write the run record (JSON) here")
     p.set_defaults(func=cmd_train)
     p = sub.add_parser("compare", help="several methods x seeds, with confidence intervals")
     _add_train_args(p)
     p.add_argument("--methods", default=",".join(METHODS))
-    p.add_argument("--seeds", default="0,1,2,3,4")
+    p.add_argument("--seeds", type=int_list, default=[0, 1, 2, 3, 4], help="comma-separated seeds (default 0,1,2,3,4)")
     p.add_argument("--out", help="write the summary (JSON) here")
     p.set_defaults(func=cmd_compare)
     p = sub.add_parser("example-table", help="write the illustrative 4-tool protein-structure table")
     p.add_argument("--out", required=True)
-    p.add_argument("--questions", type=int, default=200)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--questions", type=positive_int, default=200)
+    p.add_argument("--seed", type=nonneg_int, default=0)
     p.set_defaults(func=cmd_example_table)
     p = sub.add_parser("score", help="score free-text predictions on a built-in benchmark, per task")
-    p.add_argument("--benchmark", required=True, choices=("geneturing", "genehop", "geneseq"))
+    p.add_argument("--benchmark", required=True, choices=list(BENCHMARKS))
     p.add_argument("--predictions", required=True, help='JSONL: {"question": ..., "prediction": ...} per line')
     p.add_argument("--rules", choices=RULES, default="lenient", help="lenient: our answer extractor; official: GeneGPT's evaluate.py (case-sensitive, exact)")
     p.set_defaults(func=cmd_score)
     p = sub.add_parser("coverage", help="per task: share of questions answerable from some tool subset's outputs")
-    p.add_argument("--benchmark", required=True, choices=("geneturing", "genehop", "geneseq"))
-    p.add_argument("--max-size", type=int, default=4)
+    p.add_argument("--benchmark", required=True, choices=list(BENCHMARKS))
+    p.add_argument("--max-size", type=nonneg_int, default=4)
     p.add_argument("--markdown", help="also write the table as Markdown here")
     p.add_argument("--progress", action="store_true")
     p.set_defaults(func=cmd_coverage)
     p = sub.add_parser("precompute", help="evaluate every (question, subset) cell with a frozen reasoner into a reward table")
-    p.add_argument("--benchmark", required=True, choices=("geneturing", "genehop", "geneseq"))
-    p.add_argument("--reasoner", required=True)
+    p.add_argument("--benchmark", required=True, choices=list(BENCHMARKS))
+    p.add_argument("--reasoner", required=True, choices=list(REASONERS))
     p.add_argument("--reasoner-kwargs", help="JSON object of reasoner settings")
-    p.add_argument("--questions", type=int, help="sample this many questions, stratified by task (default: all)")
-    p.add_argument("--sample-seed", type=int, default=0)
-    p.add_argument("--max-size", type=int, default=4)
+    p.add_argument("--questions", type=positive_int, help="sample this many questions, stratified by task (default: all)")
+    p.add_argument("--sample-seed", type=nonneg_int, default=0)
+    p.add_argument("--max-size", type=nonneg_int, default=4)
     p.add_argument("--tools", help="the tool library: comma-separated tool names, or 'four' for the benchmark's 4-tool library (default: all 8)")
     p.add_argument("--resume-from", action="append", default=[], metavar="T.npz", help="seed the cell cache from a committed table (repeatable); only missing cells are computed")
     p.add_argument("--dry-run", action="store_true", help="print cells, prompt tokens and estimated CPU time from a short pilot, then stop")
-    p.add_argument("--pilot", type=int, default=2, help="questions in the --dry-run pilot")
-    p.add_argument("--checkpoint-every", type=int, default=0, metavar="N", help="write the table of the questions done so far to --out every N questions (0: only at the end)")
-    p.add_argument("--workers", type=int, default=1, help="local processes (or Dask workers with --dask local)")
+    p.add_argument("--pilot", type=positive_int, default=2, help="questions in the --dry-run pilot")
+    p.add_argument("--checkpoint-every", type=nonneg_int, default=0, metavar="N", help="write the table of the questions done so far to --out every N questions (0: only at the end)")
+    p.add_argument("--workers", type=positive_int, default=1, help="local processes (or Dask workers with --dask local)")
     p.add_argument("--dask", help="'local' for a local Dask cluster, or a scheduler address")
     p.add_argument("--cache", help="SQLite cell cache (default ~/.cache/fgpo/cells.sqlite)")
     p.add_argument("--quiet", action="store_true")
@@ -272,23 +290,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_table_info)
     p = sub.add_parser("verify-table", help="re-evaluate random cells of a precomputed table live")
     p.add_argument("table")
-    p.add_argument("--sample", type=int, default=20)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sample", type=positive_int, default=20, help="cells to re-evaluate")
+    p.add_argument("--seed", type=nonneg_int, default=0)
     p.add_argument("--strict", action="store_true", help="exit 1 unless every cell agrees")
     p.set_defaults(func=cmd_verify_table)
+    p = sub.add_parser("study", help="run every setting's notebook, the summary notebooks, then build the book (what `make book` does)")
+    study_arguments(p)
+    p.set_defaults(func=study_run)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand. Bad flags end in argparse's usage line; bad input (a malformed table, a broken model file,
+    a failed reasoner, an unwritable path) in one ``fgpo <command>: error: ...`` line and exit status 2."""
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["study"]:  # every setting, the summary notebooks and the book: see fgpo_lib.study
-        from .study import main as study_main
-
-        return study_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (RewardTableError, ValueError, RuntimeError) as exc:
+    except (RewardTableError, ValueError, RuntimeError, OSError, KeyError) as exc:
         print(f"fgpo {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

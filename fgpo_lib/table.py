@@ -325,6 +325,9 @@ class RewardTable:
                 raise RewardTableError(f"{name}: missing column {col!r} (found {list(df.columns)})")
         tools_col = df["tools"].astype(str).str.strip().tolist()
         split_names = {lbl: [p.strip() for p in lbl.split("+")] if lbl else [] for lbl in set(tools_col)}
+        for r, lbl in enumerate(tools_col, start=1):
+            if "" in split_names[lbl]:
+                raise RewardTableError(f"{name}: row {r}, column 'tools': empty tool name in {lbl!r} (tools are '+'-joined names; '' alone is the empty subset)")
         if tool_names is None:
             tool_names = sorted({t for parts in split_names.values() for t in parts})
         known = set(tool_names)

@@ -33,6 +33,7 @@ from .metrics import evaluate, expected_reward, greedy_reward
 from .oracle import TableOracle
 from .policy import SubsetPolicy
 from .table import RewardTable
+from .validation import check_ranges
 
 METHODS = ("fgpo", "grpo", "uniform", "oracle-best")
 
@@ -68,9 +69,12 @@ class TrainConfig:
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
     """GRPO-only settings."""
 
+    RANGES = {"seed": (0, None), "steps": (0, None), "lr": (0, None), "batch_questions": (0, None), "group_size": (2, None), "hidden": (0, None), "eval_every": (1, None)}
+
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise ValueError(f"unknown method {self.method!r}; use one of {METHODS}")
+        check_ranges(self)
         if isinstance(self.fgpo, dict):
             self.fgpo = FGPOConfig(**self.fgpo)
         if isinstance(self.grpo, dict):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fgpo_lib.book import ROOT, execute_notebook
+from fgpo_lib.study.book import ROOT, execute_notebook
 
 TINY_WORKED = {"n_questions": 45, "seeds": [0, 1], "steps": 6, "batch_questions": 4}
 
@@ -60,7 +60,8 @@ def small_book(tmp_path_factory):
     book = tmp_path_factory.mktemp("book")
     for f in ("_config.yml", "intro.md", "method.md", "settings.md", "limitations.md"):
         shutil.copy(ROOT / "book" / f, book / f)
-    subprocess.run([sys.executable, "-m", "fgpo_lib.study", "--book-dir", str(book), "--small"], check=True, capture_output=True)
+    shutil.copytree(ROOT / "book" / "_static", book / "_static")
+    subprocess.run([sys.executable, "-m", "fgpo_lib.cli", "study", "--book-dir", str(book), "--small"], check=True, capture_output=True)
     return book / "_build" / "html"
 
 
@@ -73,3 +74,17 @@ def test_small_study_book_has_the_results_table_and_every_figure(small_book):
     imgs = re.findall(r'<img[^>]+src="([^"]+)"', results)
     assert len(imgs) >= 5  # tools, evaluation ratio, learning curves, entropy, paired differences
     assert broken_references(small_book) == []
+
+
+def test_committed_notebooks_are_what_the_generator_writes():
+    """tools/make_notebooks.py is the one source of the notebooks: regenerating gives the committed files exactly."""
+    import importlib.util
+
+    import nbformat
+
+    spec = importlib.util.spec_from_file_location("make_notebooks", ROOT / "tools" / "make_notebooks.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    for name, cells, hide in gen.NOTEBOOKS:
+        expected = nbformat.writes(gen.notebook(cells, hide_code=hide, name=name)) + "\n"
+        assert (ROOT / "notebooks" / f"{name}.ipynb").read_text() == expected, f"notebooks/{name}.ipynb: rerun tools/make_notebooks.py"

@@ -62,23 +62,23 @@ import seaborn as sns
 from myst_nb import glue
 
 from fgpo_lib import TrainConfig
-from fgpo_lib.book import glue_figure
 from fgpo_lib.compare import compare_runs, curves_frame, summarize
 from fgpo_lib.examples import PROTEIN_SUCCESS, protein_structure_table
+from fgpo_lib.study.book import glue_figure, show
 
 table = protein_structure_table(n_questions=n_questions, seed=table_seed)
 space = table.space
 success = pd.DataFrame({"subset": [space.label(s) for s in range(len(space))],
                         "success probability": [PROTEIN_SUCCESS[space.names_of(s)] for s in range(len(space))],
                         "share of questions answered": table.rewards.mean(axis=0)})
-success
+show(success)
 """),
     ("code", """
 base = TrainConfig(steps=steps, lr=lr, batch_questions=batch_questions, group_size=group_size, parameterization="flat",
                    prior={"keyword_search": safe_prior}, eval_every=max(1, steps // 20))
 runs = compare_runs(table, base, ["fgpo", "grpo", "uniform", "oracle-best"], seeds)
 summary = summarize(runs, "test")
-summary[["method", "greedy_reward", "ci_lo", "ci_hi", "expected_reward", "greedy_size", "failure_rate_closed_form", "reasoner_calls", "unique_reasoner_calls"]].round(3)
+show(summary[["method", "greedy_reward", "ci_lo", "ci_hi", "expected_reward", "greedy_size", "failure_rate_closed_form", "reasoner_calls", "unique_reasoner_calls"]])
 """),
     ("code", """
 curves = curves_frame({m: runs[m] for m in ("fgpo", "grpo")}, "train")
@@ -123,7 +123,6 @@ values = {
 values = {k: v.item() if hasattr(v, "item") else v for k, v in values.items()}  # numpy scalars -> Python numbers
 for k, v in values.items():
     glue(k, v, display=False)
-pd.Series(values)
 """),
     ("md", """
 ## What happened
@@ -192,10 +191,11 @@ from myst_nb import glue
 from fgpo_lib.genomics.benchmarks import BENCHMARKS, load_benchmark
 from fgpo_lib.genomics.coverage import coverage_table
 from fgpo_lib.genomics.tools import TOKEN_CAP, make_tools
+from fgpo_lib.study.book import show
 
 tools = pd.DataFrame([{"order": i, "tool": t.name, "description": t.description} for i, t in enumerate(make_tools())])
 glue("env_token_cap", TOKEN_CAP, display=False)
-tools
+show(tools)
 """),
     ("md", """
 Tools run in this canonical order, and a later tool sees the entities found by earlier ones: `gene_record` fetches the
@@ -211,7 +211,7 @@ Biopython. Splits are fixed (version `v1`), stratified by task, 30% test.
 """),
     ("code", """
 sizes = pd.DataFrame([{"benchmark": b, "task": q.task, "split": q.split} for b in BENCHMARKS for q in load_benchmark(b)])
-sizes.groupby(["benchmark", "task", "split"]).size().unstack("split").fillna(0).astype(int)
+show(sizes.groupby(["benchmark", "task", "split"]).size().unstack("split").fillna(0).astype(int).reset_index())
 """),
     ("md", """
 ## Coverage
@@ -226,7 +226,7 @@ for b, table in coverage.items():
     row = table.set_index("task").loc["all"]
     glue(f"env_{b}_reachable", float(row["reachable_%"]), display=False)
     glue(f"env_{b}_full", float(row["fully_reachable_%"]), display=False)
-pd.concat(coverage, names=["benchmark", "row"]).round(1)
+show(pd.concat(coverage, names=["benchmark", "row"]).reset_index(level="benchmark"), 1)
 """),
     ("md", """
 Overall, {glue:text}`env_geneturing_reachable:.1f`% of GeneTuring questions are reachable
@@ -260,35 +260,37 @@ eval_every = 10
     ("code", """
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import seaborn as sns
 from myst_nb import glue
 
 from fgpo_lib import RewardTable, TrainConfig
 from fgpo_lib.compare import compare_runs, curves_frame, summarize
 from fgpo_lib.features import make_featurizer
-from fgpo_lib.study_results import save_setting
+from fgpo_lib.study import table_for
+from fgpo_lib.study.book import show
+from fgpo_lib.study.results import save_setting
 
 import tempfile
 from pathlib import Path
-
-from fgpo_lib.study import table_for
 
 scratch = Path(tempfile.mkdtemp(prefix="fgpo-setting-"))
 table = RewardTable.load(table_path or table_for(benchmark, reasoner, scratch, scratch / "cells.sqlite"))
 results_dir = results_dir or str(scratch / "results")
 try:
     features, used_featurizer = make_featurizer(featurizer)(table.questions), featurizer
-except Exception as exc:  # a missing model package: fall back to the text featurizer, and say so
-    print(f"featurizer {featurizer!r} unavailable ({exc}); using 'text'")
+except Exception:  # a missing model package: fall back to the text featurizer; the table below says which was used
     features, used_featurizer = make_featurizer("text")(table.questions), "text"
-print(table, "| features:", used_featurizer, features.shape)
+show(pd.DataFrame([{"questions": table.n_questions, "train": len(table.split_index("train")), "test": len(table.split_index("test")),
+                    "subsets": table.n_subsets, "tools": ", ".join(table.tool_names), "features": f"{used_featurizer} ({features.shape[1]})",
+                    "scoring": table.provenance.get("scoring", "lenient")}]))
 """),
     ("code", """
 base = TrainConfig(steps=steps, lr=lr, batch_questions=batch_questions, group_size=group_size, parameterization=parameterization, eval_every=eval_every)
-runs = compare_runs(table, base, methods, seeds, progress=True, features=features)
+runs = compare_runs(table, base, methods, seeds, progress=False, features=features)
 save_setting(runs, table, results_dir, {"benchmark": benchmark, "reasoner": reasoner, "featurizer": used_featurizer, "seeds": seeds, "steps": steps, "lr": lr, "group_size": group_size, "batch_questions": batch_questions, "parameterization": parameterization})
 summary = summarize(runs, "test")
-summary[["method", "greedy_reward", "ci_lo", "ci_hi", "expected_reward", "greedy_size", "failure_rate_closed_form", "reasoner_calls", "unique_reasoner_calls"]].round(3)
+show(summary[["method", "greedy_reward", "ci_lo", "ci_hi", "expected_reward", "greedy_size", "failure_rate_closed_form", "reasoner_calls", "unique_reasoner_calls"]])
 """),
     ("code", """
 curves = curves_frame({m: runs[m] for m in ("fgpo", "grpo") if m in runs}, "test")
@@ -321,9 +323,9 @@ import pandas as pd
 import seaborn as sns
 from myst_nb import glue
 
-from fgpo_lib.book import glue_figure
 from fgpo_lib.stats import iqm
-from fgpo_lib.study_results import evaluations_table, finals_by_method, load_study, main_table, scores
+from fgpo_lib.study.book import glue_figure, show
+from fgpo_lib.study.results import evaluations_table, finals_by_method, load_study, main_table, scores
 
 study = load_study(Path(study_dir))
 status = json.loads((Path(study_dir) / "study.json").read_text())
@@ -350,8 +352,7 @@ glue("n_fgpo_better", int((mt["diff lo"] > 0).sum()), display=False)
 glue("n_grpo_better", int((mt["diff hi"] < 0).sum()), display=False)
 fmt = lambda m, lo, hi: mt[m].map("{:.1f}".format) + " [" + mt[lo].map("{:.1f}".format) + ", " + mt[hi].map("{:.1f}".format) + "]"
 shown = pd.DataFrame({"benchmark": mt.benchmark, "reasoner": mt.reasoner, "n test": mt["test questions"], "FGPO": fmt("FGPO", "FGPO lo", "FGPO hi"), "GRPO": fmt("GRPO", "GRPO lo", "GRPO hi"), "FGPO-GRPO": fmt("FGPO-GRPO", "diff lo", "diff hi"), "uniform": mt["uniform (expected)"].round(1), "oracle-best": mt["oracle-best"].round(1)})
-glue("main_table", shown, display=False)
-shown
+show(shown)
 """),
     ("md", """
 Over these settings, the difference FGPO - GRPO averages {glue:text}`mean_diff:+.2f` points and is at most
@@ -371,7 +372,7 @@ for m in ("uniform", "grpo", "fgpo"):
     glue(f"fail_{m}", float(fail.loc[m, "failure_rate_closed_form"]), display=False)
     glue(f"fail_obs_{m}", float(fail.loc[m, "failure_rate_observed"]), display=False)
 glue("constant_share", float(fail.loc["fgpo", "constant_share"]), display=False)
-fail.round(1)
+show(fail.reset_index(), 1)
 """),
     ("md", """
 Under the uniform policy {glue:text}`fail_uniform:.1f`% of test questions would give GRPO no signal (observed:
@@ -393,7 +394,7 @@ sns.lineplot(data=by_size, x="tools", y="mean reward", hue="setting", marker="o"
 ax.set(xlabel="tools called (subset size)", ylabel="mean reward over questions and subsets (0-1)", title="Accuracy against the number of tools")
 fig.tight_layout()
 glue_figure("fig_tools", fig)
-tools.round(2)
+show(tools.reset_index(), 2)
 """),
     ("md", """
 The greedy subset calls {glue:text}`tools_grpo:.2f` tools per question after GRPO and {glue:text}`tools_fgpo:.2f` after
@@ -423,7 +424,7 @@ ax.set(xscale="log", yscale="log", xlabel="GRPO epochs over the training questio
 ax.legend()
 fig.tight_layout()
 glue_figure("fig_eval_ratio", fig)
-ev.round(2)
+show(ev, 2)
 """),
     ("md", """
 With the schedule used here ({glue:text}`schedule`), GRPO asked its oracle {glue:text}`eval_ratio:.1f` times as many
@@ -508,9 +509,13 @@ Per-question differences between FGPO and GRPO, pooled over settings.
 ]
 
 
+#: (name, cells, hide code) of every notebook; tests/test_notebooks_book.py checks the committed files against these
+NOTEBOOKS = (("worked_example", WORKED_EXAMPLE, False), ("environment", ENVIRONMENT, True), ("setting", SETTING, True), ("results", RESULTS, True))
+
+
 def main():
     (ROOT / "notebooks").mkdir(exist_ok=True)
-    for name, cells, hide in (("worked_example", WORKED_EXAMPLE, False), ("environment", ENVIRONMENT, True), ("setting", SETTING, True), ("results", RESULTS, True)):
+    for name, cells, hide in NOTEBOOKS:
         out = ROOT / "notebooks" / f"{name}.ipynb"
         nbf.write(notebook(cells, hide_code=hide, name=name), out)
         print(f"wrote {out}")

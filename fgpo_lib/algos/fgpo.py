@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ..validation import check_ranges
+
 
 @dataclass
 class FGPOConfig:
@@ -38,6 +40,11 @@ class FGPOConfig:
     """Weight of the mean policy entropy bonus (nats); 0 disables it."""
     kl_coef: float = 0.0
     """Weight of the exact KL(pi || pi_ref) penalty to the frozen initial policy; 0 disables it."""
+
+    RANGES = {"entropy_coef": (0, None), "kl_coef": (0, None)}
+
+    def __post_init__(self) -> None:
+        check_ranges(self)
 
 
 def fgpo_loss(

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ..validation import check_ranges
+
 STD_EPS = 1e-4
 SCALE_REWARDS = ("group", "batch", "none")
 
@@ -44,6 +46,13 @@ class GRPOConfig:
     """Weight of the k3 KL estimate to the frozen initial policy (TRL's default is 0)."""
     scale_rewards: str = "group"
     """Advantage scaling: 'group' (per-group std), 'batch' (batch std) or 'none'."""
+
+    RANGES = {"temperature": (1e-3, None), "num_iterations": (1, None), "epsilon": (0, None), "beta": (0, None)}
+
+    def __post_init__(self) -> None:
+        check_ranges(self)
+        if self.scale_rewards not in SCALE_REWARDS:
+            raise ValueError(f"scale_rewards must be one of {SCALE_REWARDS}, got {self.scale_rewards!r}")
 
 
 def grpo_advantages(rewards: torch.Tensor, scale_rewards: str = "group") -> torch.Tensor:

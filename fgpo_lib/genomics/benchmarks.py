@@ -20,6 +20,7 @@ import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Callable
 
 from Bio.Seq import Seq
 
@@ -30,7 +31,6 @@ from .tools import ENZYMES, extract_sequence, gc_percent, longest_orf, restricti
 SPLIT_VERSION = "v1"
 SPLIT_SEED = 20231
 TEST_FRACTION = 0.3
-BENCHMARKS = ("geneturing", "genehop", "geneseq")
 GENEHOP_TASKS = ("Disease gene location", "SNP gene function")
 
 
@@ -121,9 +121,38 @@ def geneseq() -> list[Question]:
     return _with_split(out)
 
 
+@dataclass(frozen=True)
+class Benchmark:
+    """One entry of the benchmark registry, :data:`BENCHMARKS`. Adding a benchmark means adding one entry.
+
+    Attributes:
+        name: the id used on the command line, in table file names and in the study.
+        title: as the book writes it.
+        load: returns the questions, with their split.
+        library4: the benchmark's 4-tool library, chosen by the rule of :mod:`fgpo_lib.genomics.libraries` (a test
+            re-derives it).
+    """
+
+    name: str
+    title: str
+    load: Callable[[], list[Question]]
+    library4: tuple[str, ...]
+
+
+#: the benchmark registry: name -> entry. Lists, CLI choices and the study's settings derive from it.
+BENCHMARKS: dict[str, Benchmark] = {
+    b.name: b
+    for b in (
+        Benchmark("geneturing", "GeneTuring", geneturing, ("gene_search", "snp_lookup", "gene_record", "blast")),
+        Benchmark("genehop", "GeneHop", genehop, ("gene_search", "snp_lookup", "disease_genes", "gene_record")),
+        Benchmark("geneseq", "GeneSeq", geneseq, ("gene_search", "translate", "seq_stats", "restriction_map")),
+    )
+}
+
+
 @lru_cache(maxsize=None)
 def _load(name: str) -> tuple[Question, ...]:
-    return tuple({"geneturing": geneturing, "genehop": genehop, "geneseq": geneseq}[name]())
+    return tuple(BENCHMARKS[name].load())
 
 
 def load_benchmark(name: str) -> list[Question]:

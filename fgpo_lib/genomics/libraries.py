@@ -6,8 +6,8 @@ For each benchmark, score every question with the ``records`` reader (a parser, 
 most 4 of the 8 tools. Among the 70 four-tool sub-libraries, take the one that **reaches the most questions**: a
 question is reached when some subset of the library earns it a nonzero records score. Ties go to the higher mean of
 the per-question best score inside the library (the library's oracle), then to the earlier library in canonical
-tool order. :func:`choose_library` applies the rule to any table; :data:`LIBRARIES` holds its result for the
-built-in benchmarks, and ``tests/test_libraries.py`` re-derives it.
+tool order. :func:`choose_library` applies the rule to any table; each benchmark's registry entry
+(:data:`~fgpo_lib.genomics.benchmarks.BENCHMARKS`) holds its result, and ``tests/test_ladder.py`` re-derives it.
 
 A library keeps the canonical tool order (:data:`~fgpo_lib.genomics.tools.TOOL_ORDER`), so a subset of a 4-tool
 library runs the same tools in the same order, and gives an LLM the same prompt, as the same subset of the 8-tool
@@ -22,14 +22,11 @@ import numpy as np
 
 from ..subsets import SubsetSpace
 from ..table import RewardTable
+from .benchmarks import BENCHMARKS
 from .tools import TOOL_ORDER
 
 #: benchmark -> its 4-tool library, in canonical tool order (the rule above, applied to the records reader's tables)
-LIBRARIES: dict[str, tuple[str, ...]] = {
-    "geneturing": ("gene_search", "snp_lookup", "gene_record", "blast"),
-    "genehop": ("gene_search", "snp_lookup", "disease_genes", "gene_record"),
-    "geneseq": ("gene_search", "translate", "seq_stats", "restriction_map"),
-}
+LIBRARIES: dict[str, tuple[str, ...]] = {name: b.library4 for name, b in BENCHMARKS.items()}
 
 
 def library_tools(tools) -> tuple[str, ...]:

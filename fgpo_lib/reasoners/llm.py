@@ -26,18 +26,14 @@ from pathlib import Path
 
 from . import weights
 from .base import PromptTemplate, Reasoner, ReasonerError
-from .weights import QWEN25_CODER_05B, QWEN25_CODER_15B, gemma3_path, smollm2_path
+from .registry import REASONERS
+from .weights import smollm2_path  # noqa: F401  (re-exported: tests and benchmarks locate SmolLM2 here)
 
 #: where an answer ends: the end of its line, or of the model's turn (ChatML, Gemma)
 STOP_STRINGS = ("\n", "<|im_end|>", "<end_of_turn>")
 
-#: name -> (path function, chat template?)
-BUILTIN_MODELS = {
-    "smollm2-135m": (smollm2_path, True),
-    "gemma3-270m": (gemma3_path, False),
-    "qwen2.5-coder-0.5b": (QWEN25_CODER_05B.path, True),
-    "qwen2.5-coder-1.5b": (QWEN25_CODER_15B.path, True),
-}
+#: the built-in GGUF models: the LLM entries of the reasoner registry
+BUILTIN_MODELS = {name: e for name, e in REASONERS.items() if e.kind == "llm"}
 
 
 @lru_cache(maxsize=8)
@@ -111,9 +107,9 @@ class LlamaCppReasoner(Reasoner):
         if model_path is None:
             if model not in BUILTIN_MODELS:
                 raise ValueError(f"unknown model {model!r}; built-in: {', '.join(BUILTIN_MODELS)}, or pass model_path")
-            locate, default_chat = BUILTIN_MODELS[model]
-            model_path = locate()
-            chat = default_chat if chat is None else chat
+            entry = BUILTIN_MODELS[model]
+            model_path = entry.weights()
+            chat = entry.chat if chat is None else chat
         self.name = model or Path(model_path).stem
         self.model_path = Path(model_path)
         self.chat = bool(chat)

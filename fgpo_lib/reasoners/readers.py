@@ -141,4 +141,3 @@ class RecordsReader(Reasoner):
         return UNKNOWN
 
 
-READERS = {"bm25": BM25Reader, "minilm": MiniLMReader, "records": RecordsReader}

@@ -11,26 +11,32 @@ import subprocess
 import sys
 from pathlib import Path
 
-import papermill
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: the book's fixed notebooks, executed after the settings, in this order
 BOOK_NOTEBOOKS = ("worked_example", "environment", "results")
-#: thread caps for notebook kernels, unless the caller set them: the policies are tiny, and torch's default of one
+#: environment of notebook kernels, unless the caller set it. Thread caps: the policies are tiny, and torch's default of one
 #: thread per core made two parallel settings 10-40x slower than one thread each (measured: 31.6 s vs 3.3 s for one
 #: FGPO run while the other core was busy)
-KERNEL_THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+#: Progress bars and loading chatter are for the terminal, not the published page: tqdm (every bar, through its
+#: TQDM_* environment defaults), Hugging Face's download bars and transformers' "Loading weights" lines are off.
+KERNEL_ENV = {
+    "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
+    "TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error", "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
+}
 
 
 def execute_notebook(name: str, out_dir: Path, parameters: dict, out_name: str | None = None) -> Path:
     """Run ``notebooks/<name>.ipynb`` with ``parameters`` into ``out_dir/<out_name or name>.ipynb``.
 
-    The kernel inherits this process's environment, with :data:`KERNEL_THREADS` filled in where unset.
+    The kernel inherits this process's environment, with :data:`KERNEL_ENV` filled in where unset.
     """
+    import papermill  # imported here: the command line loads this module for every subcommand
+
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"{out_name or name}.ipynb"
-    added = {k: v for k, v in KERNEL_THREADS.items() if k not in os.environ}
+    added = {k: v for k, v in KERNEL_ENV.items() if k not in os.environ}
     os.environ.update(added)  # the kernel is a child process: it sees these; they are removed again below
     try:
         papermill.execute_notebook(str(ROOT / "notebooks" / f"{name}.ipynb"), str(out), parameters=parameters, kernel_name="python3", cwd=str(out_dir), progress_bar=False)
@@ -38,6 +44,13 @@ def execute_notebook(name: str, out_dir: Path, parameters: dict, out_name: str |
         for key in added:
             os.environ.pop(key, None)
     return out
+
+
+def show(df, digits: int = 3):
+    """A DataFrame as the book shows it: an HTML table without the pandas index, numbers rounded to ``digits``."""
+    from IPython.display import HTML
+
+    return HTML(df.round(digits).to_html(index=False, border=0, classes="dataframe"))
 
 
 def glue_figure(name: str, fig) -> None:

@@ -1,7 +1,7 @@
 """The study: every (benchmark, reasoner) setting run by papermill, the summary notebook, then the book.
 
-    python -m fgpo_lib.study [--book-dir book] [--workers 2] [--small] [--param NAME=VALUE ...]
-    fgpo study ...                                   (the same)
+    fgpo study [--book-dir book] [--workers 2] [--small] [--param NAME=VALUE ...]
+    python -m fgpo_lib.study ...                     (the same)
 
 1. **Tables.** A setting's reward table is ``tables/<benchmark>__<reasoner>.npz`` when committed (the LLM tables,
    precomputed with provenance); a reader's table is built by the precompute engine over all questions into
@@ -21,17 +21,19 @@ import argparse
 import ast
 import hashlib
 import json
-import sys
+import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from .book import BOOK_NOTEBOOKS, ROOT, build_book, execute_notebook
-from .genomics.benchmarks import BENCHMARKS
+from tqdm import tqdm
 
-READERS = ("bm25", "minilm", "records")
-LLMS = ("smollm2-135m", "gemma3-270m")
-REASONERS = READERS + LLMS
-SETTINGS = [(b, r) for b in BENCHMARKS for r in REASONERS]
+from ..validation import positive_int
+from .book import BOOK_NOTEBOOKS, ROOT, build_book, execute_notebook
+from ..genomics.benchmarks import BENCHMARKS
+from ..reasoners.registry import REASONERS
+
+#: every (benchmark, reasoner) the book shows: the reasoners with a study role in the registry
+SETTINGS = [(b, r) for b in BENCHMARKS for r, e in REASONERS.items() if e.study]
 SMALL = {"settings": [("genehop", "records"), ("geneseq", "bm25")], "params": {"seeds": [0, 1], "steps": 30, "featurizer": "text"}}
 TABLE_DIR = ROOT / "tables"
 
@@ -45,11 +47,11 @@ def table_for(benchmark: str, reasoner: str, build_dir: Path, cache: Path) -> Pa
     committed = TABLE_DIR / f"{setting_name(benchmark, reasoner)}.npz"
     if committed.exists():
         return committed
-    if reasoner not in READERS:
+    if REASONERS[reasoner].kind != "reader":
         return None
     out = build_dir / f"{setting_name(benchmark, reasoner)}.npz"
     if not out.exists():
-        from .precompute import PrecomputeEngine, PrecomputeSpec
+        from ..precompute import PrecomputeEngine, PrecomputeSpec
 
         engine = PrecomputeEngine(PrecomputeSpec(benchmark, reasoner), cache=cache)
         engine.run(progress=True)
@@ -73,9 +75,24 @@ def _stamp(table: Path, params: dict) -> str:
     return h.hexdigest()
 
 
+def setting_title(benchmark: str, reasoner: str) -> str:
+    """A setting page's title, from the registries: e.g. ``GeneTuring × SmolLM2-135M``."""
+    return f"{BENCHMARKS[benchmark].title} × {REASONERS[reasoner].title}"
+
+
+def _retitle(notebook: Path, title: str) -> None:
+    """Give an executed setting notebook its own page title (the first line of its first cell)."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    first = nb.cells[0]
+    first.source = "\n".join([f"# {title}", *first.source.splitlines()[1:]])
+    nbformat.write(nb, notebook)
+
+
 def _run_setting(args: tuple) -> str:
-    name, params, out_dir = args
-    execute_notebook("setting", Path(out_dir), params, out_name=name)
+    name, params, out_dir, title = args
+    _retitle(execute_notebook("setting", Path(out_dir), params, out_name=name), title)
     return name
 
 
@@ -90,23 +107,26 @@ def run_study(book_dir: Path, workers: int = 2, small: bool = False, overrides: 
         if table is None:
             pending.append(name)
             continue
-        params = {**base, "benchmark": benchmark, "reasoner": reasoner, "table_path": str(table.resolve()), "results_dir": str((gen / "results" / name).resolve())}
+        # paths relative to the notebook's folder: published pages show no path of this machine
+        rel = lambda p: os.path.relpath(Path(p).resolve(), (gen / "settings").resolve())  # noqa: E731
+        params = {**base, "benchmark": benchmark, "reasoner": reasoner, "table_path": rel(table), "results_dir": rel(gen / "results" / name)}
         stamp = _stamp(table, params)
         stamp_file = gen / "results" / name / "stamp.txt"
         done.append(name)
         if stamp_file.exists() and stamp_file.read_text() == stamp and (gen / "settings" / f"{name}.ipynb").exists():
             print(f"up to date: {name}")
             continue
-        jobs.append(((name, params, str(gen / "settings")), stamp_file, stamp))
+        jobs.append(((name, params, str(gen / "settings"), setting_title(benchmark, reasoner)), stamp_file, stamp))
     print(f"{len(jobs)} settings to run, {len(done) - len(jobs)} up to date, {len(pending)} pending (no table): {pending}", flush=True)
-    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
+    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool, tqdm(total=len(jobs), desc="settings", unit="setting") as bar:
         for (job, stamp_file, stamp), name in zip(jobs, pool.map(_run_setting, [j[0] for j in jobs])):
             stamp_file.write_text(stamp)
-            print(f"done: {name}", flush=True)
+            bar.set_postfix_str(name)
+            bar.update()
     (gen / "study.json").write_text(json.dumps({"settings": done, "pending": pending, "small": small}, indent=1))
     for name in BOOK_NOTEBOOKS:
         print(f"executing notebooks/{name}.ipynb", flush=True)
-        execute_notebook(name, gen, {"study_dir": str(gen.resolve())} if name == "results" else {})
+        execute_notebook(name, gen, {})  # the results notebook reads the study from its own folder
     _write_settings_toc(book_dir, done)
     return build_book(book_dir)
 
@@ -120,16 +140,20 @@ def _write_settings_toc(book_dir: Path, done: list[str]) -> None:
     (book_dir / "_toc.yml").write_text("\n".join(lines) + "\n")
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    """The study's flags, shared by ``fgpo study`` and ``python -m fgpo_lib.study``."""
     ap.add_argument("--book-dir", default=str(ROOT / "book"))
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", type=positive_int, default=2, help="settings run in parallel (processes)")
     ap.add_argument("--small", action="store_true", help="the CI configuration: 2 settings, 2 seeds, few steps")
     ap.add_argument("--param", action="append", default=[], help="setting-notebook parameter NAME=VALUE (repeatable)")
-    args = ap.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     overrides = {}
     for item in args.param:
-        key, _, value = item.partition("=")
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--param takes NAME=VALUE, got {item!r}")
         try:
             overrides[key] = ast.literal_eval(value)
         except (ValueError, SyntaxError):
@@ -137,7 +161,3 @@ def main(argv: list[str] | None = None) -> int:
     html = run_study(Path(args.book_dir), args.workers, args.small, overrides)
     print(f"book: {html / 'index.html'}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

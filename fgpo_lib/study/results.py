@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .compare import curves_frame
-from .stats import bootstrap_ci, paired_difference_ci
-from .table import RewardTable
-from .table_info import table_info
+from ..compare import curves_frame
+from ..stats import bootstrap_ci, paired_difference_ci
+from ..table import RewardTable
+from ..table_info import table_info
 
 
 def save_setting(runs: dict[str, list[dict]], table: RewardTable, out: Path, meta: dict) -> None:
