@@ -88,3 +88,13 @@ def test_committed_notebooks_are_what_the_generator_writes():
     for name, cells, hide in gen.NOTEBOOKS:
         expected = nbformat.writes(gen.notebook(cells, hide_code=hide, name=name)) + "\n"
         assert (ROOT / "notebooks" / f"{name}.ipynb").read_text() == expected, f"notebooks/{name}.ipynb: rerun tools/make_notebooks.py"
+
+
+def test_small_book_passes_the_chromium_check(small_book):
+    """Formulas typeset offline, nothing is requested from outside, no progress output or machine path, unique titles."""
+    from test_book_check import CHROMIUM  # noqa: F401  (skips the module where Chromium is missing, as there)
+
+    from fgpo_lib.study.book_check import check_book
+
+    problems, counts = check_book(small_book)
+    assert problems == [] and counts["pages"] >= 10
