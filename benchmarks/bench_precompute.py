@@ -2,10 +2,12 @@
 prefix reuse over naive prompting (timed on every 4th subset: a naive call costs the same in any order), with the
 agreement of their answers.
 
-    .venv/bin/python benchmarks/bench_precompute.py [--questions 2] [--reasoners bm25,minilm,records,smollm2-135m,gemma3-270m]
+    .venv/bin/python benchmarks/bench_precompute.py [--questions 2] [--reasoners bm25,minilm,...]   (default: every
+    built-in reasoner of the registry but the HTTP one)
 
 Each reasoner evaluates all 163 subsets (8 tools, at most 4) of GeneTuring questions (one per task, in task order;
-the LLMs take the first --questions of them) in trie order, through the engine's per-question path, without the cell cache.
+the LLMs take the first --questions of them) in trie order, through the engine's per-question path, without the cell
+cache. The LLMs also report cells per second over the 16 subsets of GeneTuring's 4-tool library.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import time
 
 from fgpo_lib.genomics.benchmarks import load_benchmark
 from fgpo_lib.precompute import PrecomputeSpec, evaluate_question
-from fgpo_lib.reasoners import make_reasoner
+from fgpo_lib.genomics.libraries import LIBRARIES
+from fgpo_lib.reasoners import REASONERS, make_reasoner
 
 
 def questions(n: int):
@@ -39,14 +42,14 @@ def run(reasoner, qs, spec):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--questions", type=int, default=2)
-    ap.add_argument("--reasoners", default="bm25,minilm,records,smollm2-135m,gemma3-270m")
+    ap.add_argument("--reasoners", default=",".join(n for n, e in REASONERS.items() if e.kind != "http"))
     args = ap.parse_args()
     qs = questions(args.questions)
     for name in args.reasoners.split(","):
         spec = PrecomputeSpec("geneturing", name)
         reasoner = make_reasoner(name)
         n = len(qs) * spec.space().n_subsets
-        if not name.endswith(("135m", "270m")):
+        if REASONERS[name].kind != "llm":
             warm = load_benchmark("geneturing")[-1]  # a question not measured: loads the model, leaves no cached embedding
             run(reasoner, [warm], spec)
             rq = questions(9)  # readers are fast: one question per task
@@ -54,6 +57,10 @@ def main() -> None:
             secs, _ = run(reasoner, rq, spec)
             print(f"{name:<13} {n / secs:9.1f} calls/s  ({n} calls in {secs:.1f} s)")
             continue
+        four = PrecomputeSpec("geneturing", name, tools=LIBRARIES["geneturing"])
+        secs4, answers4 = run(reasoner, qs, four)
+        print(f"{name:<13} {len(answers4) / secs4:9.2f} calls/s over the 4-tool library's 16 subsets ({len(answers4)} calls in {secs4:.1f} s)")
+        reasoner.prompt_tokens = reasoner.evaluated_tokens = 0
         secs, reuse_answers = run(reasoner, qs, spec)
         tokens, evaluated = reasoner.prompt_tokens, reasoner.evaluated_tokens
         # naive prompting costs the same per call in any order: time every 4th subset of the trie order

@@ -210,6 +210,9 @@ def cmd_precompute(args: argparse.Namespace) -> int:
 
     counts = engine.run(workers=args.workers, executor=executor, progress=not args.quiet, checkpoint=checkpoint, checkpoint_every=args.checkpoint_every)
     print(f"computed {counts['computed']:,} cells ({counts['failed']:,} failed) in {counts['seconds']:.1f} s")
+    if args.extras:
+        extra = engine.run_extras(progress=not args.quiet)
+        print(f"extras: the All-Tools cell of every question; {extra['selections']:,} selection calls, {extra['unparseable']:,} unparseable")
     table = engine.build_table()
     table.save(args.out)
     print(f"wrote {args.out}")
@@ -276,6 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-size", type=nonneg_int, default=4)
     p.add_argument("--tools", help="the tool library: comma-separated tool names, or 'four' for the benchmark's 4-tool library (default: all 8)")
     p.add_argument("--resume-from", action="append", default=[], metavar="T.npz", help="seed the cell cache from a committed table (repeatable); only missing cells are computed")
+    p.add_argument("--extras", action="store_true", help="also the All-Tools cell and the reasoner's own tool selection of every question")
     p.add_argument("--dry-run", action="store_true", help="print cells, prompt tokens and estimated CPU time from a short pilot, then stop")
     p.add_argument("--pilot", type=positive_int, default=2, help="questions in the --dry-run pilot")
     p.add_argument("--checkpoint-every", type=nonneg_int, default=0, metavar="N", help="write the table of the questions done so far to --out every N questions (0: only at the end)")

@@ -37,6 +37,7 @@ from .genomics.ncbi_replay import DATA_DIR, RESPONSES
 from .genomics.scoring import score
 from .genomics.tools import TOKEN_CAP, TOOL_ORDER, make_tools, render_outputs, run_subset
 from .reasoners import Reasoner, make_reasoner
+from .reasoners.selection import parse_selection, selection_sha256
 from .subsets import SubsetSpace
 from .table import RewardTable
 
@@ -180,13 +181,14 @@ def _worker_reasoner(spec: PrecomputeSpec) -> Reasoner:
     return _WORKER["reasoner"]
 
 
-def subset_prompts(spec: PrecomputeSpec, q: Question, subsets: list[int]) -> list[tuple[str, list[str]]]:
-    """The reasoner's inputs ``(question text, tool output texts)`` for ``subsets`` (canonical indices) of ``q``;
-    each tool runs once per question."""
+def subset_prompts(spec: PrecomputeSpec, q: Question, subsets: list) -> list[tuple[str, list[str]]]:
+    """The reasoner's inputs ``(question text, tool output texts)`` for ``subsets`` of ``q``: canonical indices of the
+    spec's space, or tuples of tool names (a subset outside the space, e.g. all 8 tools); each tool runs once."""
     tools = _WORKER.get("tools") or make_tools()
     space = spec.space()
     cache: dict = {}
-    return [(q.text, [o.text for o in run_subset(tools, space.names_of(s), q.text, cache)]) for s in subsets]
+    names = [tuple(s) if isinstance(s, tuple) else space.names_of(s) for s in subsets]
+    return [(q.text, [o.text for o in run_subset(tools, n, q.text, cache)]) for n in names]
 
 
 def evaluate_question(spec: PrecomputeSpec, q: Question, subsets: list[int], reasoner: Reasoner | None = None) -> list[tuple[int, str | None, float | None, str, str]]:
@@ -259,9 +261,12 @@ class PrecomputeEngine:
         label = subset if isinstance(subset, str) else self.space.label(subset)
         return hashlib.sha256(json.dumps([qid, label, self.reasoner_key, self._tools_version]).encode()).hexdigest()
 
+    def _label(self, subset) -> str:
+        return "+".join(subset) if isinstance(subset, tuple) else self.space.label(subset)
+
     def _rows(self, q: Question, results: list, seconds: float) -> list[tuple]:
         per = seconds / max(len(results), 1)
-        return [(self.key(q.qid, s), q.qid, self.space.label(s), self.spec.reasoner, a, r, st, err, per) for s, a, r, st, err in results]
+        return [(self.key(q.qid, self._label(s)), q.qid, self._label(s), self.spec.reasoner, a, r, st, err, per) for s, a, r, st, err in results]
 
     def pending(self, q: Question) -> list[int]:
         """Subsets of ``q`` without an ``ok`` cell, in trie order."""
@@ -285,10 +290,14 @@ class PrecomputeEngine:
             for s, label in enumerate(labels):
                 answer = None if table.answers is None else str(table.answers[i, s])
                 rows.append((self.key(qid, label), qid, label, self.spec.reasoner, answer, float(table.rewards[i, s]), "ok", f"seeded from {source}", 0.0))
-            for extra in table.extras.values():  # extra cells with a subset label and a reward (e.g. all_tools)
-                if extra.get("kind") == "cell" and extra["rewards"][i] is not None:
+            for extra in table.extras.values():  # extra cells: All-Tools, the selection call and the cell it picked
+                if extra.get("kind") == "selection":
+                    label = extra["key_label"]
+                    rows.append((self.key(qid, label), qid, label, self.spec.reasoner, extra["answers"][i], None, "ok", f"seeded from {source}", 0.0))
+                if extra.get("kind") in ("cell", "selection") and extra["rewards"][i] is not None:
                     label = extra["subsets"][i]
-                    rows.append((self.key(qid, label), qid, label, self.spec.reasoner, extra["answers"][i], float(extra["rewards"][i]), "ok", f"seeded from {source}", 0.0))
+                    answer = extra["answers"][i] if extra["kind"] == "cell" else None
+                    rows.append((self.key(qid, label), qid, label, self.spec.reasoner, answer, float(extra["rewards"][i]), "ok", f"seeded from {source}", 0.0))
         have = self.cache.get([r[0] for r in rows])
         new = [r for r in rows if have.get(r[0], (None, None, None))[2] != "ok"]
         self.cache.put(new)
@@ -389,6 +398,76 @@ class PrecomputeEngine:
                 own.shutdown()
         return {"cells": n_cells, "computed": computed, "failed": failed, "seconds": time.perf_counter() - t0}
 
+    # --- extra cells: All-Tools and the selection call ------------------------------------------------------------
+    @property
+    def all_tools(self) -> tuple[str, ...]:
+        return self.space.tool_names
+
+    @cached_property
+    def selection_label(self) -> str:
+        """The cache label of a question's selection call: the selection prompt's hash and the library."""
+        return f"select:{selection_sha256()[:16]}:{'+'.join(self.all_tools)}"
+
+    def can_select(self) -> bool:
+        return type(self.reasoner).select_tools is not Reasoner.select_tools
+
+    def _ensure_cells(self, q: Question, subsets: list[tuple[str, ...]]) -> None:
+        missing = [s for s in subsets if self.cache.get([self.key(q.qid, "+".join(s))]).get(self.key(q.qid, "+".join(s)), (None, None, None))[2] != "ok"]
+        if missing:
+            t = time.perf_counter()
+            self.cache.put(self._rows(q, evaluate_question(self.spec, q, missing, self.reasoner), time.perf_counter() - t))
+
+    def run_extras(self, progress: bool = True) -> dict:
+        """Per question: the **All-Tools** cell (every tool of the library in one call, whatever ``max_size``) and,
+        for reasoners that have one, the **selection call** (:mod:`fgpo_lib.reasoners.selection`) and the cell of the
+        subset it picked. Cached like every cell; returns counts ``selections``, ``unparseable``."""
+        descriptions = [(t.name, t.description) for t in make_tools() if t.name in self.all_tools]
+        selections = unparseable = 0
+        for q in tqdm(self.questions, desc=f"{self.spec.benchmark}/{self.spec.reasoner} extras", unit="question", disable=not progress):
+            self._ensure_cells(q, [self.all_tools])
+            if not self.can_select():
+                continue
+            key = self.key(q.qid, self.selection_label)
+            hit = self.cache.get([key]).get(key)
+            if hit is None or hit[2] != "ok":
+                t = time.perf_counter()
+                try:
+                    text, status, err = self.reasoner.select_tools(q.text, descriptions), "ok", ""
+                except Exception as exc:  # noqa: BLE001 - recorded, retried on a rerun
+                    text, status, err = None, "failed", f"{type(exc).__name__}: {exc}"
+                self.cache.put([(key, q.qid, self.selection_label, self.spec.reasoner, text, None, status, err, time.perf_counter() - t)])
+                if status != "ok":
+                    continue
+            else:
+                text = hit[0]
+            chosen = parse_selection(text, self.all_tools)
+            selections += 1
+            if chosen is None:
+                unparseable += 1
+            else:
+                self._ensure_cells(q, [chosen])
+        return {"selections": selections, "unparseable": unparseable}
+
+    def extras(self, questions: list[Question]) -> dict:
+        """The extra cells of ``questions`` found in the cache, as a table's ``extras`` (see :mod:`fgpo_lib.table`);
+        an extra is left out unless every question has it."""
+        out = {}
+        label = "+".join(self.all_tools)
+        got = self.cache.get([self.key(q.qid, label) for q in questions])
+        rows = [got.get(self.key(q.qid, label)) for q in questions]
+        if all(r is not None and r[2] == "ok" for r in rows):
+            out["all_tools"] = {"kind": "cell", "subsets": [label] * len(questions), "answers": [r[0] for r in rows], "rewards": [r[1] for r in rows]}
+        sel = self.cache.get([self.key(q.qid, self.selection_label) for q in questions])
+        sel_rows = [sel.get(self.key(q.qid, self.selection_label)) for q in questions]
+        if all(r is not None and r[2] == "ok" for r in sel_rows):
+            picks = [parse_selection(r[0], self.all_tools) for r in sel_rows]
+            labels = [None if p is None else "+".join(p) for p in picks]
+            cells = self.cache.get([self.key(q.qid, lb) for q, lb in zip(questions, labels) if lb is not None])
+            rewards = [None if lb is None else cells.get(self.key(q.qid, lb), (None, None))[1] for q, lb in zip(questions, labels)]
+            if all(r is not None for r, lb in zip(rewards, labels) if lb is not None):
+                out["selection"] = {"kind": "selection", "key_label": self.selection_label, "answers": [r[0] for r in sel_rows], "subsets": labels, "rewards": rewards}
+        return out
+
     def cell(self, q: Question, subset: int) -> float:
         """Reward of one cell: from the cache, or evaluated now and cached (GRPO's on-demand path)."""
         key = self.key(q.qid, subset)
@@ -455,6 +534,7 @@ class PrecomputeEngine:
             split=[q.split for q in questions],
             provenance={**self.provenance(), "complete": len(questions) == len(self.questions), "sample_size": len(self.questions)},
             answers=answers.astype(str),
+            extras=self.extras(questions),
         )
 
 

@@ -16,16 +16,18 @@ One compressed NumPy archive (``numpy.savez_compressed``) with two entries:
        "space": {"n_tools", "max_size", "min_size", "tool_names"},
        "question_ids": [...], "questions": [...], "tasks": [...] | null,
        "split": ["train" | "test", ...], "reward_range": [lo, hi], "provenance": {...},
-       "extras": {name: {"subset": label | null, "answers": [...], "rewards": [...] | null, ...}, ...}}
+       "extras": {name: {"kind": "cell" | "selection", "subsets": [label | null, ...], "answers": [...],
+                         "rewards": [float | null, ...], ...}, ...}}
 
 and one optional entry:
 
 * ``answers``: ``(n_questions, n_subsets)`` unicode array, the reasoner's raw answer of every cell (tables made by
   ``fgpo precompute``), so a table can be re-scored under another rule without recomputing a cell.
 
-``extras`` (optional) holds per-question cells outside the subset space: for instance ``all_tools`` (every tool of
-an 8-tool library in one call, size 8 > max_size) or ``selection`` (the reasoner's own pick of tools). Each list in
-an extra has one entry per question, in row order.
+``extras`` (optional) holds per-question cells outside the subset space: ``all_tools`` (kind ``cell``: every tool of
+the library in one call, even past ``max_size``) and ``selection`` (kind ``selection``: the reasoner's own pick of
+tools, its raw reply in ``answers``, the parsed subset in ``subsets`` or null when unparseable, and that subset's
+reward). Each list in an extra has one entry per question, in row order.
 
 Long format (CSV or Parquet, by file suffix)
 --------------------------------------------

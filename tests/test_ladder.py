@@ -184,3 +184,69 @@ def test_committed_four_tool_tables_agree_with_the_163_subset_tables():
         checked += 1
     if not checked:
         pytest.skip("no reasoner has both tables yet")
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("gene_search, gene_record", ("gene_search", "gene_record")),
+        ("Gene Record and gene-search", ("gene_search", "gene_record")),  # library order, any case, '-' or ' ' for '_'
+        ("blast", ()),  # not in this library: nothing named, and not 'none' -> see below
+        ("none", ()),
+        ("No tools needed.", ()),
+        ("I would look it up", None),
+        ("", None),
+        ("gene_searches", None),  # whole words only
+    ],
+)
+def test_parse_selection_by_hand(text, expected):
+    from fgpo_lib.reasoners.selection import parse_selection
+
+    library = ("gene_search", "snp_lookup", "gene_record")
+    got = parse_selection(text, library)
+    assert got == (None if text == "blast" else expected)
+
+
+def test_extras_all_tools_cell_for_a_reader(tmp_path):
+    from fgpo_lib.genomics.tools import TOOL_ORDER
+    from fgpo_lib.precompute import evaluate_question
+    from fgpo_lib.reasoners import make_reasoner
+
+    engine = PrecomputeEngine(PrecomputeSpec("geneturing", "records", questions=9), cache=tmp_path / "c.sqlite")
+    engine.run(progress=False)
+    assert engine.run_extras(progress=False) == {"selections": 0, "unparseable": 0}  # a reader has no selection call
+    table = engine.build_table()
+    extra = table.extras["all_tools"]
+    assert "selection" not in table.extras and extra["subsets"][0] == "+".join(TOOL_ORDER)
+    q = engine.questions[0]
+    live = evaluate_question(engine.spec, q, [TOOL_ORDER], make_reasoner("records"))[0][2]
+    assert extra["rewards"][0] == live
+    path = tmp_path / "t.npz"
+    table.save(path)
+    assert RewardTable.load(path).extras == table.extras
+
+
+def test_extras_selection_call_with_a_real_llm_and_resume(tmp_path, smollm2):
+    spec = PrecomputeSpec("geneturing", "smollm2-135m", questions=9, tools=LIBRARIES["geneturing"])
+    engine = PrecomputeEngine(spec, cache=tmp_path / "a.sqlite", reasoner=smollm2)
+    engine.questions = engine.questions[:2]
+    engine.run(progress=False)
+    counts = engine.run_extras(progress=False)
+    table = engine.build_table()
+    sel = table.extras["selection"]
+    assert counts["selections"] == 2 and len(sel["answers"]) == 2 and all(isinstance(a, str) for a in sel["answers"])
+    for i, label in enumerate(sel["subsets"]):
+        if label is not None:  # inside the 4-tool library: the picked subset's reward is its table cell
+            assert sel["rewards"][i] == table.rewards[i, table.space.index_of_label(label)]
+    assert counts["unparseable"] == sum(label is None for label in sel["subsets"])
+    # all four tools in one call is the table's own last column here
+    np.testing.assert_array_equal(table.extras["all_tools"]["rewards"], table.rewards[:, -1])
+    path = tmp_path / "t.npz"
+    table.save(path)
+    fresh = PrecomputeEngine(spec, cache=tmp_path / "b.sqlite", reasoner=smollm2)
+    fresh.questions = engine.questions
+    fresh.seed_from_table(RewardTable.load(path))
+    before = fresh.cache.count()
+    fresh.run_extras(progress=False)
+    assert fresh.cache.count() == before, "a resumed run recomputes no extra cell"
+    assert fresh.build_table().extras == table.extras

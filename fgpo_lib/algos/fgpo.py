@@ -23,6 +23,11 @@ shared across questions, that pull also reaches similar questions that do carry 
 
 Reasoner evaluations: FGPO reads the table's cells for its training questions once, before training:
 ``n_train_questions * n_subsets``, whatever the number of updates.
+
+The k-subset dial (``subsets_per_update = k``, the paper's coverage dial): each update draws, per question, ``k``
+distinct subsets uniformly at random, renormalises pi on them (a softmax over their logits only) and takes the exact
+expectation over those ``k``. At ``k = 0`` (all) it is FGPO exactly. Its cost is the cells it has seen: ``k`` per
+question per update in all, and the distinct (question, subset) pairs drawn so far as unique calls.
 """
 
 from __future__ import annotations
@@ -40,8 +45,10 @@ class FGPOConfig:
     """Weight of the mean policy entropy bonus (nats); 0 disables it."""
     kl_coef: float = 0.0
     """Weight of the exact KL(pi || pi_ref) penalty to the frozen initial policy; 0 disables it."""
+    subsets_per_update: int = 0
+    """k of the k-subset dial (module doc): subsets drawn per question per update, pi renormalised on them; 0 = all."""
 
-    RANGES = {"entropy_coef": (0, None), "kl_coef": (0, None)}
+    RANGES = {"entropy_coef": (0, None), "kl_coef": (0, None), "subsets_per_update": (0, None)}
 
     def __post_init__(self) -> None:
         check_ranges(self)
@@ -53,19 +60,38 @@ def fgpo_loss(
     entropy_coef: float = 0.0,
     kl_coef: float = 0.0,
     ref_logits: torch.Tensor | None = None,
+    subset_mask: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """FGPO loss (module doc). ``logits, rewards, ref_logits: (n_questions, n_subsets)``; returns a scalar."""
-    logp = torch.log_softmax(logits, dim=-1)
-    p = logp.exp()
+    """FGPO loss (module doc). ``logits, rewards, ref_logits: (n_questions, n_subsets)``; returns a scalar.
+
+    ``subset_mask: (n_questions, n_subsets) bool``, the k-subset dial: pi (and the reference) renormalised on the
+    subsets where it is True; the others carry no probability and no reward.
+    """
+    def log_pi(z: torch.Tensor) -> torch.Tensor:
+        if subset_mask is None:
+            return torch.log_softmax(z, dim=-1)
+        # -inf outside the mask, then 0 there: 0 log 0 = 0, and no NaN reaches the gradient
+        return torch.log_softmax(z.masked_fill(~subset_mask, float("-inf")), dim=-1).masked_fill(~subset_mask, 0.0)
+
+    logp = log_pi(logits)
+    p = logp.exp() if subset_mask is None else logp.exp() * subset_mask
     loss = -(p * rewards).sum(dim=-1).mean()
     if entropy_coef:
         loss = loss + entropy_coef * (p * logp).sum(dim=-1).mean()
     if kl_coef:
         if ref_logits is None:
             raise ValueError("kl_coef > 0 needs ref_logits")
-        ref_logp = torch.log_softmax(ref_logits, dim=-1)
-        loss = loss + kl_coef * (p * (logp - ref_logp)).sum(dim=-1).mean()
+        loss = loss + kl_coef * (p * (logp - log_pi(ref_logits))).sum(dim=-1).mean()
     return loss
+
+
+def draw_subset_mask(n_rows: int, n_subsets: int, k: int, generator: torch.Generator) -> torch.Tensor:
+    """``(n_rows, n_subsets) bool``: ``k`` distinct subsets per row, uniformly at random (all when ``k`` is 0 or more
+    than ``n_subsets``)."""
+    if k <= 0 or k >= n_subsets:
+        return torch.ones(n_rows, n_subsets, dtype=torch.bool)
+    picks = torch.rand(n_rows, n_subsets, generator=generator).argsort(dim=1)[:, :k]
+    return torch.zeros(n_rows, n_subsets, dtype=torch.bool).scatter_(1, picks, True)
 
 
 class FGPO:
@@ -82,16 +108,27 @@ class FGPO:
         self.config = config
         self.rewards = rewards
         self.ref_policy = ref_policy
-        self.evaluations = {"reasoner_calls": n_train * rewards.shape[1], "unique_reasoner_calls": n_train * rewards.shape[1]}
+        self.k = config.subsets_per_update if 0 < config.subsets_per_update < rewards.shape[1] else 0
+        if self.k:
+            self.seen = torch.zeros(rewards.shape, dtype=torch.bool)
+            self.evaluations = {"reasoner_calls": 0, "unique_reasoner_calls": 0}
+        else:
+            self.evaluations = {"reasoner_calls": n_train * rewards.shape[1], "unique_reasoner_calls": n_train * rewards.shape[1]}
 
     def update(self, policy: torch.nn.Module, optimizer: torch.optim.Optimizer, features: torch.Tensor, rows: torch.Tensor, generator: torch.Generator) -> dict:
-        """One exact gradient step on questions ``rows`` (``features: (n_all, d)``). ``generator`` is unused."""
+        """One gradient step on questions ``rows`` (``features: (n_all, d)``): exact, or over ``k`` drawn subsets per
+        question (drawn with ``generator``)."""
         x = features[rows]
         ref_logits = None
         if self.config.kl_coef:
             with torch.no_grad():
                 ref_logits = self.ref_policy(x)
-        loss = fgpo_loss(policy(x), self.rewards[rows], self.config.entropy_coef, self.config.kl_coef, ref_logits)
+        mask = None
+        if self.k:
+            mask = draw_subset_mask(len(rows), self.rewards.shape[1], self.k, generator)
+            self.seen[rows] |= mask
+            self.evaluations = {"reasoner_calls": self.evaluations["reasoner_calls"] + int(mask.sum()), "unique_reasoner_calls": int(self.seen.sum())}
+        loss = fgpo_loss(policy(x), self.rewards[rows], self.config.entropy_coef, self.config.kl_coef, ref_logits, mask)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

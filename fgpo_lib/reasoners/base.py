@@ -53,6 +53,11 @@ class Reasoner:
         """``items``: ``(question, tool_outputs)`` pairs -> answers, in order."""
         return [self.answer(q, outs) for q, outs in items]
 
+    def select_tools(self, question: str, tools: list[tuple[str, str]]) -> str:
+        """The reasoner's own pick of tools for ``question`` from ``(name, description)`` pairs, as free text
+        (:mod:`fgpo_lib.reasoners.selection` parses it). Generative reasoners implement it; readers cannot."""
+        raise NotImplementedError(f"reasoner {self.name!r} has no selection call")
+
     def token_counts(self, items: list[tuple[str, list[str]]]) -> tuple[int, int]:
         """``(prompt tokens, tokens past the prefix shared with the previous prompt)`` over ``items`` in order.
 

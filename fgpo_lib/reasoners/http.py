@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from .base import Reasoner, ReasonerError
 from .llm import demonstrations, raw_prompt, template_with_demos
+from .selection import SELECTION_SYSTEM, render_selection_user, selection_demos, selection_raw
 
 
 class OpenAIHTTPReasoner(Reasoner):
@@ -73,7 +74,20 @@ class OpenAIHTTPReasoner(Reasoner):
         raise ReasonerError(f"{last} after {self.retries + 1} tries")
 
     def answer(self, question: str, tool_outputs: list[str]) -> str:
-        path, body = self._payload(question, tool_outputs)
+        return self._text(*self._payload(question, tool_outputs))
+
+    def select_tools(self, question: str, tools: list[tuple[str, str]]) -> str:
+        """The selection call (:mod:`fgpo_lib.reasoners.selection`): the same prompt as the local LLMs'."""
+        common = {"model": self.model, "temperature": 0.0, "max_tokens": 32, "stop": ["\n"]}
+        if not self.chat:
+            return self._text("/v1/completions", {**common, "prompt": selection_raw(question, tools)})
+        messages = [{"role": "system", "content": SELECTION_SYSTEM}]
+        for user, reply in selection_demos(tools):
+            messages += [{"role": "user", "content": user}, {"role": "assistant", "content": reply}]
+        messages.append({"role": "user", "content": render_selection_user(question, tools)})
+        return self._text("/v1/chat/completions", {**common, "messages": messages})
+
+    def _text(self, path: str, body: dict) -> str:
         data = self._post(path, body)
         try:
             choice = data["choices"][0]

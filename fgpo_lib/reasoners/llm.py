@@ -27,6 +27,7 @@ from pathlib import Path
 from . import weights
 from .base import PromptTemplate, Reasoner, ReasonerError
 from .registry import REASONERS
+from .selection import selection_chatml, selection_raw
 from .weights import smollm2_path  # noqa: F401  (re-exported: tests and benchmarks locate SmolLM2 here)
 
 #: where an answer ends: the end of its line, or of the model's turn (ChatML, Gemma)
@@ -157,11 +158,19 @@ class LlamaCppReasoner(Reasoner):
             self._last = []
         self.evaluated_tokens += len(tokens) - shared_prefix(self._last, tokens)
         self._last = tokens
+        return self._complete(text, self.max_tokens)
+
+    def _complete(self, text: str, max_tokens: int) -> str:
         try:
-            out = self.llm.create_completion(text, max_tokens=self.max_tokens, temperature=0.0, top_k=1, stop=list(STOP_STRINGS))
+            out = self.llm.create_completion(text, max_tokens=max_tokens, temperature=0.0, top_k=1, stop=list(STOP_STRINGS))
         except Exception as exc:
             raise ReasonerError(f"llama.cpp failed on a prompt of {len(text)} characters: {exc}") from exc
         return out["choices"][0]["text"].strip()
+
+    def select_tools(self, question: str, tools: list[tuple[str, str]]) -> str:
+        """The selection call (:mod:`fgpo_lib.reasoners.selection`), greedy, at most 32 tokens."""
+        self._last = []  # a different prompt family: no prefix to share with the answer prompts
+        return self._complete((selection_chatml if self.chat else selection_raw)(question, tools), 32)
 
     def fingerprint(self) -> dict:
         return {"reasoner": self.name, "model_sha256": self.model_sha256, "prompt_sha256": self.template.sha256 + ("-chatml" if self.chat else "-raw"), "reasoner_version": f"llama.cpp greedy max_tokens={self.max_tokens}"}

@@ -1,0 +1,143 @@
+"""The paper's protocol pieces against hand-computed values: derived rewards, Dr. GRPO's advantages, the k-subset dial,
+McNemar, Holm, the minimum detectable difference, and cross-fitting."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from fgpo_lib.algos import FGPO, FGPOConfig, fgpo_loss, grpo_advantages
+from fgpo_lib.algos.fgpo import draw_subset_mask
+from fgpo_lib.crossfit import crossfit_folds
+from fgpo_lib.rewards import RewardSpec
+from fgpo_lib.stats import holm, mcnemar, min_detectable_difference
+
+# sizes of the 3-tool space's subsets, canonical order: () a b c ab ac bc abc
+THIRD = 1 / 3
+
+
+def test_eq1_by_hand(three_tool_table):
+    r = RewardSpec("eq1", 0.1).apply(three_tool_table.rewards, three_tool_table.space)
+    parsimony = [0.1, 0.1 * THIRD, 0.1 * THIRD, 0.1 * THIRD, -0.1 * THIRD, -0.1 * THIRD, -0.1 * THIRD, -0.1]
+    # q0 scores 0 1 0 0 1 1 0 0.5 -> 2s-1 = -1 1 -1 -1 1 1 -1 0
+    np.testing.assert_allclose(r[0], np.array([-1, 1, -1, -1, 1, 1, -1, 0]) + parsimony, atol=1e-6)
+    # q2 scores 0.5 everywhere: only the parsimony term is left, fewer tools higher
+    np.testing.assert_allclose(r[2], parsimony, atol=1e-6)
+    assert RewardSpec("eq1", 0.1).range() == (-1.1, 1.1)
+
+
+def test_differential_by_hand(three_tool_table):
+    r = RewardSpec("differential").apply(three_tool_table.rewards, three_tool_table.space)
+    np.testing.assert_allclose(r[0], [0.05, 1.0, 0.05, 0.05, 1.0, 1.0, 0.05, 0.525], atol=1e-6)  # c(empty) = 0
+    np.testing.assert_allclose(r[2], [0.05] * 8, atol=1e-6)  # constant 0.5: tools neither rescue nor break
+    scores = three_tool_table.rewards.copy()
+    scores[3, 0] = 1.0  # right without tools: every subset that is wrong breaks it
+    r3 = RewardSpec("differential").apply(scores, three_tool_table.space)[3]
+    np.testing.assert_allclose(r3, [0.05, -0.9, -0.9, 0.05, -0.9, 0.05, 0.05, 0.05], atol=1e-6)
+
+
+def test_score_and_parsing():
+    assert RewardSpec.parse("eq1(0.05)") == RewardSpec("eq1", 0.05)
+    assert RewardSpec.parse("eq1") == RewardSpec("eq1", 0.1) and RewardSpec.parse("differential").kind == "differential"
+    for bad in ("eq2", "score(1)", "", "eq1(-1)"):
+        with pytest.raises(ValueError):
+            RewardSpec.parse(bad)
+
+
+def test_differential_needs_the_empty_subset():
+    from fgpo_lib import SubsetSpace
+
+    with pytest.raises(ValueError, match="empty subset"):
+        RewardSpec("differential").apply(np.zeros((1, 7)), SubsetSpace(3, min_size=1))
+
+
+def test_dr_grpo_keeps_a_parsimony_only_group_small_and_std_scaling_blows_it_up(three_tool_table):
+    """Every subset is right (score 1): Eq. 1 rewards differ only in the 0.1 tie-break."""
+    lam = 0.1
+    space = three_tool_table.space
+    r = RewardSpec("eq1", lam).apply(np.ones((1, space.n_subsets)), space)[0]
+    group = torch.tensor([[r[0], r[1], r[4], r[7]]])  # sizes 0, 1, 2, 3: rewards 1.1, 1.033, 0.967, 0.9
+    dr = grpo_advantages(group, "none")
+    std = grpo_advantages(group, "group")
+    np.testing.assert_allclose(dr.numpy(), [[0.1, 0.1 * THIRD, -0.1 * THIRD, -0.1]], atol=1e-6)
+    assert dr.abs().max() <= lam + 1e-6
+    assert std.abs().max() > 1.0  # 0.1 / std([.1, .033, -.033, -.1]) = 1.16: a tie-break as big as right-vs-wrong
+    gen = np.random.default_rng(0)  # any parsimony-only group: Dr. GRPO's advantages stay within the term's range, 2 lam
+    for _ in range(200):
+        g = torch.tensor(r[gen.integers(0, space.n_subsets, size=6)])[None]
+        assert grpo_advantages(g, "none").abs().max() <= 2 * lam + 1e-6
+
+
+def test_k_dial_at_all_is_fgpo_exactly():
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(5, 16, generator=gen, requires_grad=True)
+    rewards = torch.rand(5, 16, generator=gen)
+    full = torch.autograd.grad(fgpo_loss(logits, rewards, entropy_coef=0.03), logits)[0]
+    mask = draw_subset_mask(5, 16, 16, gen)
+    assert mask.all()
+    dial = torch.autograd.grad(fgpo_loss(logits, rewards, entropy_coef=0.03, subset_mask=mask), logits)[0]
+    assert (full - dial).abs().max() < 1e-6
+
+
+def test_k_dial_renormalises_on_the_drawn_subsets():
+    logits = torch.tensor([[0.0, 1.0, 2.0, 3.0]], requires_grad=True)
+    rewards = torch.tensor([[1.0, 0.0, 0.5, 0.0]])
+    mask = torch.tensor([[True, False, True, False]])
+    loss = fgpo_loss(logits, rewards, subset_mask=mask, entropy_coef=0.03)
+    p = torch.softmax(torch.tensor([0.0, 2.0]), 0)  # pi renormalised on subsets 0 and 2
+    assert torch.isfinite(loss)
+    grad = torch.autograd.grad(loss, logits)[0][0]
+    expected = -p * (torch.tensor([1.0, 0.5]) - (p * torch.tensor([1.0, 0.5])).sum())  # exact gradient over the two
+    ent = 0.03 * p * (torch.log(p) - (p * torch.log(p)).sum())
+    np.testing.assert_allclose(grad[[0, 2]].numpy(), (expected + ent).numpy(), atol=1e-6)
+    assert grad[1] == 0 and grad[3] == 0
+    assert draw_subset_mask(7, 16, 4, torch.Generator().manual_seed(1)).sum(1).tolist() == [4] * 7
+
+
+def test_k_dial_counts_the_cells_it_draws():
+    rewards = torch.rand(10, 16)
+    algo = FGPO(FGPOConfig(subsets_per_update=4), rewards, None, n_train=10)
+    policy = torch.nn.Linear(3, 16)
+    opt = torch.optim.Adam(policy.parameters())
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(3):
+        algo.update(policy, opt, torch.randn(10, 3), torch.arange(10), gen)
+    assert algo.evaluations["reasoner_calls"] == 3 * 10 * 4
+    assert 10 * 4 <= algo.evaluations["unique_reasoner_calls"] <= 10 * 12 and algo.evaluations["unique_reasoner_calls"] == int(algo.seen.sum())
+
+
+def test_mcnemar_by_hand():
+    a = np.array([1] * 10 + [0] * 2 + [1] * 5 + [0] * 3, bool)  # 10 a-only, 2 b-only, 5 both, 3 neither
+    b = np.array([0] * 10 + [1] * 2 + [1] * 5 + [0] * 3, bool)
+    res = mcnemar(a, b)
+    assert (res["b10"], res["b01"], res["method"]) == (10, 2, "exact binomial")
+    assert res["p"] == pytest.approx(2 * (1 + 12 + 66) / 2**12, rel=1e-9)  # 2 P(X <= 2), X ~ Bin(12, 1/2)
+    a = np.array([1] * 30 + [0] * 10, bool)
+    res = mcnemar(a, ~a)
+    assert res["method"].startswith("chi-squared")
+    assert res["p"] == pytest.approx(math.erfc(math.sqrt((19**2 / 40) / 2)), rel=1e-9)  # (|30-10|-1)^2/40 on 1 df
+    assert mcnemar(a, a)["p"] == 1.0
+
+
+def test_holm_and_minimum_detectable_difference_by_hand():
+    np.testing.assert_allclose(holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
+    np.testing.assert_allclose(holm([0.5, 0.9]), [1.0, 1.0])
+    d = np.tile([1.0, -1.0], 50)  # sd (ddof 1) = sqrt(100/99)
+    expected = (1.959963984540054 + 0.8416212335729143) * math.sqrt(100 / 99) / 10
+    assert min_detectable_difference(d) == pytest.approx(expected, rel=1e-9)
+
+
+def test_crossfitting_tests_every_question_exactly_once_per_seed():
+    ids = [f"q{i}" for i in range(103)]
+    tasks = [f"t{i % 4}" for i in range(103)]
+    for seed in (0, 1):
+        folds = crossfit_folds(ids, tasks, k=5, seed=seed)
+        tested = np.concatenate([f["test"] for f in folds])
+        assert sorted(tested.tolist()) == list(range(103))
+        for f in folds:
+            assert not set(f["train"]) & set(f["dev"]) and not (set(f["train"]) | set(f["dev"])) & set(f["test"])
+            assert len(f["train"]) + len(f["dev"]) + len(f["test"]) == 103 and len(f["dev"]) > 0
+            per_task = [sum(tasks[i] == t for i in f["test"]) for t in ("t0", "t1", "t2", "t3")]
+            assert max(per_task) - min(per_task) <= 1  # stratified: every task spread over the folds
+    assert [f["test"].tolist() for f in crossfit_folds(ids, tasks, seed=0)] != [f["test"].tolist() for f in crossfit_folds(ids, tasks, seed=1)]
