@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .rewards import RewardSpec
+from .subsets import SubsetSpace
 from .table import RewardTable
 
 
@@ -32,3 +34,34 @@ class TableOracle:
         self.calls += subsets.size
         self._seen.update((rows[:, None] * self.n_subsets + subsets).reshape(-1).tolist())
         return self.rewards[rows[:, None], subsets]
+
+
+class RewardOracle:
+    """Another oracle's raw scores turned into a :class:`~fgpo_lib.rewards.RewardSpec`'s reward.
+
+    The ``differential`` reward needs each question's no-tool score: it asks the inner oracle for the empty subset
+    of every question in the batch, and those requests are counted like any other call (an on-demand GRPO with this
+    reward pays for them; a cached reasoner pays once per question). ``calls`` and ``unique_calls`` are the inner
+    oracle's.
+    """
+
+    def __init__(self, oracle, spec: RewardSpec, space: SubsetSpace) -> None:
+        self.oracle, self.spec, self.space = oracle, spec, space
+        if spec.kind == "differential" and space.min_size > 0:
+            raise ValueError("the differential reward compares with the empty subset, which this space leaves out")
+
+    @property
+    def calls(self) -> int:
+        return self.oracle.calls
+
+    @property
+    def unique_calls(self) -> int:
+        return self.oracle.unique_calls
+
+    def __call__(self, rows: np.ndarray, subsets: np.ndarray) -> np.ndarray:
+        subsets = np.asarray(subsets, dtype=np.int64)
+        raw = self.oracle(rows, subsets)
+        empty = None
+        if self.spec.kind == "differential":
+            empty = self.oracle(rows, np.full((len(subsets), 1), self.space.index_of([]), dtype=np.int64))
+        return self.spec.from_scores(raw, self.space.sizes[subsets], self.space.n_tools, empty)

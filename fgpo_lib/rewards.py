@@ -69,18 +69,29 @@ class RewardSpec:
             return (-DIFFERENTIAL_WEIGHT + FORMAT_WEIGHT, DIFFERENTIAL_WEIGHT + FORMAT_WEIGHT)
         return (0.0, 1.0)
 
+    def from_scores(self, scores: np.ndarray, sizes: np.ndarray, n_tools: int, empty_scores: np.ndarray | None = None) -> np.ndarray:
+        """The derived reward of cells, elementwise: ``scores`` and ``sizes`` (subset sizes) broadcast together;
+        ``empty_scores``, broadcastable to them, is each cell's question's no-tool score (``differential`` only)."""
+        scores = np.asarray(scores, dtype=np.float64)
+        if self.kind == "score":
+            out = scores
+        elif self.kind == "eq1":
+            out = (2 * scores - 1) + self.lam * (1 - 2 * np.asarray(sizes) / n_tools)
+        else:
+            if empty_scores is None:
+                raise ValueError("the differential reward needs each question's no-tool score")
+            out = DIFFERENTIAL_WEIGHT * (scores - np.asarray(empty_scores, np.float64)) + FORMAT_WEIGHT
+        return out.astype(np.float32)
+
     def apply(self, scores: np.ndarray, space: SubsetSpace) -> np.ndarray:
         """``scores: (n_questions, n_subsets)`` -> the derived reward, same shape, float32."""
         scores = np.asarray(scores, dtype=np.float64)
         if scores.ndim != 2 or scores.shape[1] != space.n_subsets:
             raise ValueError(f"scores have shape {scores.shape}, expected (n_questions, {space.n_subsets})")
-        if self.kind == "score":
-            out = scores
-        elif self.kind == "eq1":
-            out = (2 * scores - 1) + self.lam * (1 - 2 * space.sizes / space.n_tools)[None, :]
-        else:
+        empty = None
+        if self.kind == "differential":
             if space.min_size > 0:
                 raise ValueError("the differential reward compares with the empty subset, which this space leaves out")
-            empty = space.index_of([])
-            out = DIFFERENTIAL_WEIGHT * (scores - scores[:, empty : empty + 1]) + FORMAT_WEIGHT
-        return out.astype(np.float32)
+            i = space.index_of([])
+            empty = scores[:, i : i + 1]
+        return self.from_scores(scores, space.sizes[None, :], space.n_tools, empty)

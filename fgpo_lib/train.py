@@ -30,8 +30,9 @@ from . import __version__
 from .algos import BASELINES, FGPO, GRPO, FGPOConfig, GRPOConfig
 from .features import make_featurizer
 from .metrics import evaluate, expected_reward, greedy_reward
-from .oracle import TableOracle
+from .oracle import RewardOracle, TableOracle
 from .policy import SubsetPolicy
+from .rewards import RewardSpec
 from .table import RewardTable
 from .validation import check_ranges
 
@@ -64,6 +65,9 @@ class TrainConfig:
     subsets. None starts uniform. Also the reference of the KL terms."""
     eval_every: int = 10
     """Record metrics every this many updates (and at the first and last)."""
+    reward: str = "score"
+    """What the optimizer trains on (:class:`fgpo_lib.rewards.RewardSpec`): 'score' (the raw table), 'eq1' or
+    'eq1(LAMBDA)' (the paper's Eq. 1), 'differential' (the paper's GRPO reward). Accuracy is always the raw score."""
     fgpo: FGPOConfig = field(default_factory=FGPOConfig)
     """FGPO-only settings."""
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
@@ -75,6 +79,7 @@ class TrainConfig:
         if self.method not in METHODS:
             raise ValueError(f"unknown method {self.method!r}; use one of {METHODS}")
         check_ranges(self)
+        RewardSpec.parse(self.reward)  # a clear error for an unknown reward, before any training
         if isinstance(self.fgpo, dict):
             self.fgpo = FGPOConfig(**self.fgpo)
         if isinstance(self.grpo, dict):
@@ -141,14 +146,15 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
     ref_policy = copy.deepcopy(policy).requires_grad_(False)
 
     steps = cfg.steps
+    reward = RewardSpec.parse(cfg.reward)
     if cfg.method in BASELINES:
         algo, steps = None, 0
         evaluations = {"reasoner_calls": 0 if cfg.method == "uniform" else table.n_questions * table.n_subsets}
         evaluations["unique_reasoner_calls"] = evaluations["reasoner_calls"]
     elif cfg.method == "fgpo":
-        algo = FGPO(cfg.fgpo, torch.from_numpy(table.rewards), ref_policy, len(train_rows))
+        algo = FGPO(cfg.fgpo, torch.from_numpy(reward.apply(table.rewards, table.space)), ref_policy, len(train_rows))
     else:
-        algo = GRPO(cfg.grpo, oracle if oracle is not None else TableOracle(table), cfg.group_size, ref_policy)
+        algo = GRPO(cfg.grpo, RewardOracle(oracle if oracle is not None else TableOracle(table), reward, table.space), cfg.group_size, ref_policy)
     optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.lr)
 
     def current_probs() -> np.ndarray:

@@ -141,3 +141,29 @@ def test_crossfitting_tests_every_question_exactly_once_per_seed():
             per_task = [sum(tasks[i] == t for i in f["test"]) for t in ("t0", "t1", "t2", "t3")]
             assert max(per_task) - min(per_task) <= 1  # stratified: every task spread over the folds
     assert [f["test"].tolist() for f in crossfit_folds(ids, tasks, seed=0)] != [f["test"].tolist() for f in crossfit_folds(ids, tasks, seed=1)]
+
+
+def test_reward_oracle_derives_on_demand_and_counts_the_no_tool_calls(three_tool_table):
+    from fgpo_lib.oracle import RewardOracle, TableOracle
+
+    space = three_tool_table.space
+    rows, subsets = np.array([0, 3]), np.array([[1, 7], [3, 3]])
+    for spec in (RewardSpec("eq1", 0.1), RewardSpec("differential"), RewardSpec("score")):
+        oracle = RewardOracle(TableOracle(three_tool_table), spec, space)
+        got = oracle(rows, subsets)
+        table = spec.apply(three_tool_table.rewards, space)
+        np.testing.assert_allclose(got, table[rows[:, None], subsets], atol=1e-6)
+        extra = 2 if spec.kind == "differential" else 0  # one no-tool request per question in the batch
+        assert oracle.calls == 4 + extra and oracle.unique_calls == 3 + extra
+
+
+def test_training_records_its_reward_and_reports_accuracy_on_the_raw_score(three_tool_table):
+    from fgpo_lib import TrainConfig, train
+
+    runs = {r: train(three_tool_table, TrainConfig(method=m, reward=r, steps=20, featurizer="constant")) for m, r in (("fgpo", "eq1(0.1)"), ("grpo", "differential"))}
+    for reward, run in runs.items():
+        assert run["config"]["reward"] == reward
+        final = run["final"]["train"]
+        assert 0.0 <= final["greedy_reward"] <= 1.0 and 0.0 <= final["expected_reward"] <= 1.0  # raw scores, not Eq. 1
+    with pytest.raises(ValueError, match="unknown reward"):
+        TrainConfig(reward="bonus")
