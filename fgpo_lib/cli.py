@@ -1,12 +1,13 @@
 """The ``fgpo`` command line.
 
-    fgpo train   --table T --method fgpo|grpo|uniform|oracle-best --seed S --steps N [...] --out run.json
-    fgpo compare --table T --methods fgpo,grpo,uniform,oracle-best --seeds 0,1,2,3,4 [...] [--out compare.json]
+    fgpo train   --table T --method fgpo|grpo|sft|dpo|uniform|oracle-best --seed S --steps N [...] --out run.json
+    fgpo compare --table T --methods fgpo,grpo,sft,dpo,uniform,oracle-best --seeds 0,1,2,3,4 [...] [--out compare.json]
     fgpo example-table --out protein.npz      # the book's illustrative 4-tool table
     fgpo precompute | table-info | verify-table | score | coverage | study   (see fgpo --help)
 
-Every training flag maps one-to-one onto a field of :class:`fgpo_lib.train.TrainConfig` (``--entropy-coef`` and
-``--kl-coef`` onto its ``fgpo``, the GRPO flags onto its ``grpo``).
+Every training flag maps one-to-one onto a field of :class:`fgpo_lib.train.TrainConfig` (``--entropy-coef``,
+``--kl-coef`` and ``--subsets-per-update`` onto its ``fgpo``, the GRPO flags onto its ``grpo``, ``--dpo-*`` onto its
+``dpo``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from .algos import FGPOConfig, GRPOConfig
+from .algos import DPOConfig, FGPOConfig, GRPOConfig
 from .compare import compare_runs, summarize
 from .genomics.benchmarks import BENCHMARKS
 from .genomics.scoring import RULES
@@ -28,8 +29,9 @@ from .table import RewardTable, RewardTableError
 from .train import METHODS, TrainConfig, train
 from .validation import int_list, nonneg_int, positive_int
 
-_TOP = [f for f in fields(TrainConfig) if f.name not in ("method", "seed", "fgpo", "grpo")]
-_SUB = [("fgpo", f) for f in fields(FGPOConfig)] + [("grpo", f) for f in fields(GRPOConfig)]
+_GROUPS = {"fgpo": FGPOConfig, "grpo": GRPOConfig, "dpo": DPOConfig}
+_TOP = [f for f in fields(TrainConfig) if f.name not in ("method", "seed", *_GROUPS)]
+_SUB = [(g, f) for g, cls in _GROUPS.items() for f in fields(cls)]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,6 +42,12 @@ class _Parser(argparse.ArgumentParser):
         if action.option_strings and action.nargs is None and arg_strings == ["--"]:
             self.error(f"argument {'/'.join(action.option_strings)}: expected one argument")
         return super()._get_values(action, arg_strings)
+
+
+def _dest(group: str, name: str) -> str:
+    """The flag name of a per-method setting: FGPO's and GRPO's keep their own names (``--entropy-coef``,
+    ``--beta``); DPO's are prefixed (``--dpo-beta``), since GRPO has a ``beta`` too."""
+    return getattr(_GROUPS[group], "FLAG_PREFIX", "") + name
 
 
 def _flag(name: str) -> str:
@@ -55,7 +63,7 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
         p.add_argument(_flag(f.name), type=kind, default=default, help=f"TrainConfig.{f.name} (default %(default)s)")
     for group, f in _SUB:
         default = getattr(getattr(defaults, group), f.name)
-        p.add_argument(_flag(f.name), type=type(default), default=default, help=f"{group.upper()}Config.{f.name} (default %(default)s)")
+        p.add_argument(_flag(_dest(group, f.name)), type=type(default), default=default, help=f"{group.upper()}Config.{f.name} (default %(default)s)")
     p.add_argument("--progress", action="store_true", help="show a progress bar")
 
 
@@ -64,8 +72,7 @@ def _config(args: argparse.Namespace, method: str, seed: int) -> TrainConfig:
         method=method,
         seed=seed,
         **{f.name: getattr(args, f.name) for f in _TOP},
-        fgpo=FGPOConfig(**{f.name: getattr(args, f.name) for g, f in _SUB if g == "fgpo"}),
-        grpo=GRPOConfig(**{f.name: getattr(args, f.name) for g, f in _SUB if g == "grpo"}),
+        **{g: cls(**{f.name: getattr(args, _dest(g, f.name)) for g2, f in _SUB if g2 == g}) for g, cls in _GROUPS.items()},
     )
 
 

@@ -27,7 +27,7 @@ import torch
 from tqdm import tqdm
 
 from . import __version__
-from .algos import BASELINES, FGPO, GRPO, FGPOConfig, GRPOConfig
+from .algos import BASELINES, DPO, FGPO, GRPO, SFT, DPOConfig, FGPOConfig, GRPOConfig
 from .features import make_featurizer
 from .metrics import evaluate, expected_reward, greedy_reward
 from .oracle import RewardOracle, TableOracle
@@ -36,13 +36,14 @@ from .rewards import RewardSpec
 from .table import RewardTable
 from .validation import check_ranges
 
-METHODS = ("fgpo", "grpo", "uniform", "oracle-best")
+#: the method registry: trained methods, then the untrained reference policies of :mod:`fgpo_lib.algos.baselines`
+METHODS = ("fgpo", "grpo", "sft", "dpo", *BASELINES)
 
 
 @dataclass
 class TrainConfig:
     method: str = "fgpo"
-    """One of 'fgpo', 'grpo', 'uniform', 'oracle-best'."""
+    """One of :data:`METHODS`: 'fgpo', 'grpo', 'sft', 'dpo', 'uniform', 'oracle-best'."""
     seed: int = 0
     """Fixes policy initialisation, minibatches, GRPO's samples and the metric samples."""
     steps: int = 200
@@ -72,6 +73,8 @@ class TrainConfig:
     """FGPO-only settings."""
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
     """GRPO-only settings."""
+    dpo: DPOConfig = field(default_factory=DPOConfig)
+    """DPO-only settings."""
 
     RANGES = {"seed": (0, None), "steps": (0, None), "lr": (0, None), "batch_questions": (0, None), "group_size": (2, None), "hidden": (0, None), "eval_every": (1, None)}
 
@@ -84,6 +87,8 @@ class TrainConfig:
             self.fgpo = FGPOConfig(**self.fgpo)
         if isinstance(self.grpo, dict):
             self.grpo = GRPOConfig(**self.grpo)
+        if isinstance(self.dpo, dict):
+            self.dpo = DPOConfig(**self.dpo)
 
 
 def prior_probs(space, prior: dict[str, float] | None) -> np.ndarray | None:
@@ -153,6 +158,10 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
         evaluations["unique_reasoner_calls"] = evaluations["reasoner_calls"]
     elif cfg.method == "fgpo":
         algo = FGPO(cfg.fgpo, torch.from_numpy(reward.apply(table.rewards, table.space)), ref_policy, len(train_rows))
+    elif cfg.method == "sft":
+        algo = SFT(torch.from_numpy(table.rewards), len(train_rows))
+    elif cfg.method == "dpo":
+        algo = DPO(cfg.dpo, torch.from_numpy(table.rewards), ref_policy, len(train_rows))
     else:
         algo = GRPO(cfg.grpo, RewardOracle(oracle if oracle is not None else TableOracle(table), reward, table.space), cfg.group_size, ref_policy)
     optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.lr)

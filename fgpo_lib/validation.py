@@ -23,9 +23,11 @@ def check_range(name: str, value, lo: float | None = None, hi: float | None = No
 
 
 def check_ranges(obj) -> None:
-    """:func:`check_range` for every field named in ``type(obj).RANGES``."""
+    """:func:`check_range` for every field named in ``type(obj).RANGES``; messages name the field as the command
+    line does, with the class's ``FLAG_PREFIX`` if it has one (``dpo_beta``, not GRPO's ``beta``)."""
+    prefix = getattr(type(obj), "FLAG_PREFIX", "")
     for name, (lo, hi) in type(obj).RANGES.items():
-        check_range(name, getattr(obj, name), lo, hi)
+        check_range(prefix + name, getattr(obj, name), lo, hi)
 
 
 def _ranged(kind, lo: float | None, hi: float | None = None, what: str = ""):

@@ -167,3 +167,29 @@ def test_training_records_its_reward_and_reports_accuracy_on_the_raw_score(three
         assert 0.0 <= final["greedy_reward"] <= 1.0 and 0.0 <= final["expected_reward"] <= 1.0  # raw scores, not Eq. 1
     with pytest.raises(ValueError, match="unknown reward"):
         TrainConfig(reward="bonus")
+
+
+def test_best_subsets_and_dpo_rejected_by_hand(three_tool_table):
+    from fgpo_lib.algos import best_subsets
+    from fgpo_lib.algos.imitation import draw_rejected
+
+    scores = torch.from_numpy(three_tool_table.rewards)
+    best = best_subsets(scores)
+    assert best.tolist() == [1, 2, 0, 3]  # first maximum: q0 'a', q1 'b', q2 constant -> the empty subset, q3 'c'
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(50):
+        rejected, has = draw_rejected(scores, best, gen)
+        assert has.tolist() == [True, True, False, True]
+        for q in (0, 1, 3):
+            assert scores[q, rejected[q]] < scores[q, best[q]]
+
+
+@pytest.mark.parametrize("method", ["sft", "dpo"])
+def test_sft_and_dpo_learn_the_best_subset(method, three_tool_table):
+    from fgpo_lib import TrainConfig, train
+
+    t = three_tool_table
+    t.split[:] = "train"
+    run = train(t, TrainConfig(method=method, steps=150, lr=0.1, featurizer="text", parameterization="flat"))
+    assert run["final"]["train"]["greedy_reward"] == pytest.approx((1 + 1 + 0.5 + 1) / 4)  # each question's best score (q2: 0.5 everywhere)
+    assert run["final"]["reasoner_calls"] == 4 * 8
