@@ -13,7 +13,12 @@ Run record (what ``fgpo train --out run.json`` writes)::
                  "train": metrics, "test": metrics}, ...],
      "final": {"train": metrics, "test": metrics, "reasoner_calls", "unique_reasoner_calls", "optimizer_steps"},
      "per_question": {"train"|"test": {"question_ids", "greedy_reward", "expected_reward", "greedy_size"}},
-     "subset_probs": {"train"|"test": (n_subsets,) mean over questions of pi(S|q), canonical order}}
+     "subset_probs": {"train"|"test": (n_subsets,) mean over questions of pi(S|q), canonical order},
+     "selected": null, or with a dev split {"step", "train"|"dev"|"test": metrics, "per_question": {"test": ...}}:
+                 the evaluation point with the best dev greedy reward (ties: the earliest), as the paper reports}
+
+With ``splits={"train": rows, "dev": rows, "test": rows}`` (row indices, e.g. from :mod:`fgpo_lib.crossfit`) the
+table's own train/test split is overridden, curves also record ``dev`` metrics, and ``selected`` is filled.
 """
 
 from __future__ import annotations
@@ -125,7 +130,7 @@ def _per_question(probs: np.ndarray, table: RewardTable, rows: np.ndarray) -> di
     }
 
 
-def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None = None, progress: bool = False, oracle=None) -> dict:
+def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None = None, progress: bool = False, oracle=None, splits: dict | None = None) -> dict:
     """Train ``config.method`` on ``table``'s training questions; evaluate on train and test. Returns the run record.
 
     Args:
@@ -134,9 +139,14 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
         progress: show a tqdm progress bar.
         oracle: GRPO's reward oracle (``(rows, subsets) -> rewards``, counting ``calls``/``unique_calls``); default
             a :class:`~fgpo_lib.oracle.TableOracle` on ``table``. Evaluation metrics always read ``table``.
+        splits: ``{"train", "test"[, "dev"]}`` row indices overriding the table's split (module doc).
     """
     cfg = config
-    train_rows, test_rows = table.split_index("train"), table.split_index("test")
+    if splits is None:
+        train_rows, test_rows, dev_rows = table.split_index("train"), table.split_index("test"), np.array([], np.int64)
+    else:
+        train_rows, test_rows = np.asarray(splits["train"], np.int64), np.asarray(splits["test"], np.int64)
+        dev_rows = np.asarray(splits.get("dev", []), np.int64)
     if len(train_rows) == 0:
         raise ValueError("the table has no training questions")
     torch.manual_seed(cfg.seed)
@@ -176,20 +186,24 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
     train_rows_t = torch.from_numpy(train_rows)
     order, cursor = train_rows_t, len(train_rows_t)  # first minibatch triggers a seeded shuffle
     curves, optimizer_steps, zero_var = [], 0, []
+    selected, selected_probs = None, None
     for step in tqdm(range(steps + 1), desc=f"{cfg.method} seed {cfg.seed}", disable=not progress):
         if step % max(cfg.eval_every, 1) == 0 or step == steps:
             probs = current_probs()
             evals = algo.evaluations if algo is not None else evaluations
-            curves.append(
-                {
-                    "step": step,
-                    "optimizer_steps": optimizer_steps,
-                    **evals,
-                    "group_zero_variance": float(np.mean(zero_var)) if zero_var else None,
-                    "train": _metrics(probs, table, train_rows, cfg, step, 0),
-                    "test": _metrics(probs, table, test_rows, cfg, step, 1) if len(test_rows) else None,
-                }
-            )
+            point = {
+                "step": step,
+                "optimizer_steps": optimizer_steps,
+                **evals,
+                "group_zero_variance": float(np.mean(zero_var)) if zero_var else None,
+                "train": _metrics(probs, table, train_rows, cfg, step, 0),
+                "test": _metrics(probs, table, test_rows, cfg, step, 1) if len(test_rows) else None,
+            }
+            if len(dev_rows):
+                point["dev"] = _metrics(probs, table, dev_rows, cfg, step, 2)
+                if selected is None or point["dev"]["greedy_reward"] > selected["dev"]["greedy_reward"]:
+                    selected, selected_probs = point, probs
+            curves.append(point)
             zero_var = []
         if step == steps:
             break
@@ -229,4 +243,11 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
         },
         "per_question": {name: _per_question(probs, table, rows) for name, rows in (("train", train_rows), ("test", test_rows)) if len(rows)},
         "subset_probs": {name: probs[rows].mean(axis=0).tolist() for name, rows in (("train", train_rows), ("test", test_rows)) if len(rows)},
+        "selected": None
+        if selected is None
+        else {
+            "step": selected["step"],
+            **{k: selected[k] for k in ("train", "dev", "test", "reasoner_calls", "unique_reasoner_calls")},
+            "per_question": {"test": _per_question(selected_probs, table, test_rows)} if len(test_rows) else {},
+        },
     }

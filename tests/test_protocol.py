@@ -193,3 +193,19 @@ def test_sft_and_dpo_learn_the_best_subset(method, three_tool_table):
     run = train(t, TrainConfig(method=method, steps=150, lr=0.1, featurizer="text", parameterization="flat"))
     assert run["final"]["train"]["greedy_reward"] == pytest.approx((1 + 1 + 0.5 + 1) / 4)  # each question's best score (q2: 0.5 everywhere)
     assert run["final"]["reasoner_calls"] == 4 * 8
+
+
+def test_dev_selection_picks_the_best_dev_checkpoint_and_reports_its_test_metrics():
+    from fgpo_lib import TrainConfig, train
+    from fgpo_lib.examples import protein_structure_table
+
+    table = protein_structure_table(n_questions=60, seed=0)
+    folds = crossfit_folds(table.question_ids, table.tasks, k=3, seed=0)
+    run = train(table, TrainConfig(method="grpo", steps=40, eval_every=10, featurizer="constant"), splits=folds[0])
+    dev_curve = [(c["step"], c["dev"]["greedy_reward"]) for c in run["curves"]]
+    best = max(r for _, r in dev_curve)
+    assert run["selected"]["step"] == next(step for step, r in dev_curve if r == best)  # the earliest best
+    point = next(c for c in run["curves"] if c["step"] == run["selected"]["step"])
+    assert run["selected"]["test"] == point["test"] and run["table"]["n_test"] == len(folds[0]["test"])
+    assert run["per_question"]["test"]["question_ids"] == [table.question_ids[i] for i in folds[0]["test"]]
+    assert train(table, TrainConfig(steps=5, featurizer="constant"))["selected"] is None  # no dev split
