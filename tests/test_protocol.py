@@ -209,3 +209,24 @@ def test_dev_selection_picks_the_best_dev_checkpoint_and_reports_its_test_metric
     assert run["selected"]["test"] == point["test"] and run["table"]["n_test"] == len(folds[0]["test"])
     assert run["per_question"]["test"]["question_ids"] == [table.question_ids[i] for i in folds[0]["test"]]
     assert train(table, TrainConfig(steps=5, featurizer="constant"))["selected"] is None  # no dev split
+
+
+def test_degenerate_share_by_library_size_by_hand(three_tool_table):
+    from fgpo_lib.analyses import degenerate_share_by_library_size
+
+    df = degenerate_share_by_library_size(three_tool_table.rewards, three_tool_table.space)
+    # 1 tool: each of {a}, {b}, {c} leaves 3 of 4 questions constant; 2 tools: 2 of 4 each; all 3: only q2
+    assert df.to_dict("list") == {"tools": [1, 2, 3], "libraries": [3, 3, 1], "degenerate_share": [0.75, 0.5, 0.25]}
+
+
+def test_dead_group_rate_by_hand(three_tool_table):
+    from fgpo_lib.analyses import dead_group_rate
+
+    rewards = three_tool_table.rewards[:1]  # q0: 0 1 0 0 1 1 0 0.5
+    uniform = np.full((1, 8), 1 / 8)
+    df = dead_group_rate(uniform, rewards, [2, 3])
+    np.testing.assert_allclose(df.dead_group_rate, [(4 / 8) ** 2 + (3 / 8) ** 2 + (1 / 8) ** 2, (4 / 8) ** 3 + (3 / 8) ** 3 + (1 / 8) ** 3])
+    eq1 = RewardSpec("eq1", 0.1).apply(three_tool_table.rewards, three_tool_table.space)[:1]
+    # Eq. 1 splits each score class by size: -0.9 (empty), 1.033 (a), -0.967 (b, c), 0.967 (ab, ac), -1.033 (bc),
+    # -0.1 (abc): class sizes 1, 1, 2, 2, 1, 1 of 8, so G = 2 gives (1 + 1 + 4 + 4 + 1 + 1) / 64
+    assert dead_group_rate(uniform, eq1, [2]).dead_group_rate[0] == pytest.approx(12 / 64)
