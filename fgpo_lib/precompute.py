@@ -490,6 +490,7 @@ class PrecomputeEngine:
             "model_sha256": fp["model_sha256"],
             "prompt_sha256": fp["prompt_sha256"],
             "reasoner_version": fp["reasoner_version"],
+            "backend": self.reasoner.backend(),
             "tools_version": self._tools_version,
             "data_sha256": data_sha256(),
             "code_version": code_version(),

@@ -69,6 +69,10 @@ class Reasoner:
         total = sum(count_tokens(q) + sum(count_tokens(o) for o in outs) for q, outs in items)
         return total, total
 
+    def backend(self) -> dict:
+        """The runtime behind the answers, for provenance (e.g. llama.cpp's build); empty for pure-Python readers."""
+        return {}
+
     def fingerprint(self) -> dict:
         """What identifies this reasoner's answers: name, model file hash, prompt template hash, version."""
         return {"reasoner": self.name, "model_sha256": "none", "prompt_sha256": "none", "reasoner_version": "1"}

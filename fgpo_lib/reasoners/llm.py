@@ -172,5 +172,12 @@ class LlamaCppReasoner(Reasoner):
         self._last = []  # a different prompt family: no prefix to share with the answer prompts
         return self._complete((selection_chatml if self.chat else selection_raw)(question, tools), 32)
 
+    def backend(self) -> dict:
+        """The runtime that computed the answers: llama.cpp's version and the instruction sets it was built with,
+        which change its arithmetic (recorded in a table's provenance; not part of the cell key)."""
+        import llama_cpp
+
+        return {"llama_cpp_python": llama_cpp.__version__, "system_info": llama_cpp.llama_print_system_info().decode().strip(" |")}
+
     def fingerprint(self) -> dict:
         return {"reasoner": self.name, "model_sha256": self.model_sha256, "prompt_sha256": self.template.sha256 + ("-chatml" if self.chat else "-raw"), "reasoner_version": f"llama.cpp greedy max_tokens={self.max_tokens}"}
