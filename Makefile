@@ -35,6 +35,7 @@ bench: setup
 	$(PY) benchmarks/bench_optim.py
 	$(PY) benchmarks/bench_precompute.py
 	$(PY) benchmarks/bench_llm_backends.py
+	$(PY) benchmarks/bench_study.py
 
 clean-book:
 	rm -rf book/_build book/_generated

@@ -61,11 +61,13 @@ def fgpo_loss(
     kl_coef: float = 0.0,
     ref_logits: torch.Tensor | None = None,
     subset_mask: torch.Tensor | None = None,
+    reduction: str = "mean",
 ) -> torch.Tensor:
-    """FGPO loss (module doc). ``logits, rewards, ref_logits: (n_questions, n_subsets)``; returns a scalar.
+    """FGPO loss (module doc). ``logits, rewards, ref_logits: (..., n_subsets)``, one row per question; returns the
+    mean over questions (``reduction="mean"``) or each question's loss, shape ``(...)`` (``"none"``).
 
-    ``subset_mask: (n_questions, n_subsets) bool``, the k-subset dial: pi (and the reference) renormalised on the
-    subsets where it is True; the others carry no probability and no reward.
+    ``subset_mask: (..., n_subsets) bool``, the k-subset dial: pi (and the reference) renormalised on the subsets
+    where it is True; the others carry no probability and no reward.
     """
     def log_pi(z: torch.Tensor) -> torch.Tensor:
         if subset_mask is None:
@@ -75,14 +77,14 @@ def fgpo_loss(
 
     logp = log_pi(logits)
     p = logp.exp() if subset_mask is None else logp.exp() * subset_mask
-    loss = -(p * rewards).sum(dim=-1).mean()
+    loss = -(p * rewards).sum(dim=-1)
     if entropy_coef:
-        loss = loss + entropy_coef * (p * logp).sum(dim=-1).mean()
+        loss = loss + entropy_coef * (p * logp).sum(dim=-1)
     if kl_coef:
         if ref_logits is None:
             raise ValueError("kl_coef > 0 needs ref_logits")
-        loss = loss + kl_coef * (p * (logp - log_pi(ref_logits))).sum(dim=-1).mean()
-    return loss
+        loss = loss + kl_coef * (p * (logp - log_pi(ref_logits))).sum(dim=-1)
+    return loss.mean() if reduction == "mean" else loss
 
 
 def draw_subset_mask(n_rows: int, n_subsets: int, k: int, generator: torch.Generator) -> torch.Tensor:

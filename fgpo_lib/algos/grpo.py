@@ -56,14 +56,15 @@ class GRPOConfig:
 
 
 def grpo_advantages(rewards: torch.Tensor, scale_rewards: str = "group") -> torch.Tensor:
-    """``rewards: (B, G)`` -> ``(B, G)`` advantages (module doc, step 3)."""
+    """``rewards: (..., B, G)`` -> advantages of the same shape (module doc, step 3); a leading dimension holds
+    independent runs, each with its own batch std."""
     if scale_rewards not in SCALE_REWARDS:
         raise ValueError(f"unknown scale_rewards {scale_rewards!r}; use one of {SCALE_REWARDS}")
-    adv = rewards - rewards.mean(dim=1, keepdim=True)
+    adv = rewards - rewards.mean(dim=-1, keepdim=True)
     if scale_rewards == "group":
-        adv = adv / (rewards.std(dim=1, keepdim=True) + STD_EPS)
+        adv = adv / (rewards.std(dim=-1, keepdim=True) + STD_EPS)
     elif scale_rewards == "batch":
-        adv = adv / (rewards.std() + STD_EPS)
+        adv = adv / (rewards.std(dim=(-2, -1), keepdim=True) + STD_EPS)
     return adv
 
 
@@ -74,15 +75,17 @@ def grpo_loss(
     epsilon: float = 0.2,
     beta: float = 0.0,
     logp_ref: torch.Tensor | None = None,
+    reduction: str = "mean",
 ) -> torch.Tensor:
-    """Clipped surrogate plus k3 KL (module doc, step 4). All inputs ``(B, G)``; returns a scalar."""
+    """Clipped surrogate plus k3 KL (module doc, step 4). All inputs ``(..., B, G)``; returns the mean over samples
+    (``reduction="mean"``) or each sample's term (``"none"``)."""
     ratio = torch.exp(logp - logp_old)
     per_sample = -torch.minimum(ratio * advantages, torch.clamp(ratio, 1 - epsilon, 1 + epsilon) * advantages)
     if beta:
         if logp_ref is None:
             raise ValueError("beta > 0 needs logp_ref")
         per_sample = per_sample + beta * (torch.exp(logp_ref - logp) - (logp_ref - logp) - 1)
-    return per_sample.mean()
+    return per_sample.mean() if reduction == "mean" else per_sample
 
 
 class GRPO:
