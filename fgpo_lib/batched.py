@@ -31,7 +31,7 @@ import torch
 
 from .algos import GRPOConfig, best_subsets, grpo_advantages, grpo_loss
 from .algos.fgpo import draw_subset_mask, fgpo_loss
-from .metrics import evaluate
+from .metrics import evaluate, reward_classes
 from .policy import SubsetPolicy
 from .rewards import RewardSpec
 from .table import RewardTable
@@ -81,6 +81,7 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
     differential = spec.kind == "differential"
     scores = torch.as_tensor(table.rewards)
     best = best_subsets(scores)
+    values, classes = reward_classes(table.rewards)  # the raw score's classes, sorted once
 
     params = [torch.zeros(R, d, n_out), torch.zeros(R, n_out)]  # weights and bias start at zero: the prior policy
     moments = [(torch.zeros_like(p), torch.zeros_like(p)) for p in params]
@@ -100,8 +101,8 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
             seen[r, t] = True
             calls[r] = len(t) * space.n_subsets
 
-    def logits(w, b, rows):  # rows: (R, B) -> (R, B, S)
-        out = torch.bmm(x[rows], w) + b[:, None, :]
+    def logits(w, b, rows=None):  # rows: (R, B) -> (R, B, S); None: every question, (R, n, S)
+        out = (torch.einsum("nd,rdo->rno", x, w) if rows is None else torch.bmm(x[rows], w)) + b[:, None, :]
         return (out if design is None else out @ design.T) + prior_logits
 
     def next_rows() -> tuple[torch.Tensor, torch.Tensor]:
@@ -144,13 +145,13 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
     for step in range(cfg.steps + 1):
         if step % max(cfg.eval_every, 1) == 0 or step == cfg.steps:
             with torch.no_grad():
-                probs = torch.softmax(logits(params[0], params[1], torch.arange(n).expand(R, n)).double(), -1).numpy()
+                probs = torch.softmax(logits(params[0], params[1]).double(), -1).numpy()
             for r, run in enumerate(runs):
                 point = {"step": step, "optimizer_steps": optimizer_steps, "reasoner_calls": int(calls[r]), "unique_reasoner_calls": int(seen[r].sum())}
                 for salt, split in enumerate(("train", "test", "dev")):
                     rows = np.asarray(run.splits.get(split, []), np.int64)
                     if len(rows):
-                        point[split] = evaluate(probs[r][rows], table.rewards[rows], space, cfg.group_size, np.random.default_rng([run.seed, step, salt]))
+                        point[split] = evaluate(probs[r][rows], table.rewards[rows], space, cfg.group_size, np.random.default_rng([run.seed, step, salt]), (values, classes[rows]))
                 records[r]["curves"].append(point)
                 if "dev" in point and (best_dev[r] is None or point["dev"]["greedy_reward"] > best_dev[r][0]["dev"]["greedy_reward"]):
                     best_dev[r] = (point, probs[r])

@@ -22,22 +22,30 @@ def expected_reward(probs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
     return (np.asarray(probs, np.float64) * rewards).sum(axis=1)
 
 
-def reward_value_probs(probs: np.ndarray, rewards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``P_pi(R = r | q)`` for each distinct reward value ``r``: returns ``values (k,)`` and ``(n_questions, k)``."""
+def reward_classes(rewards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct reward values ``(k,)`` and each cell's value index ``(n_questions, n_subsets)``: computed once per
+    table, then sliced by rows, so repeated evaluations skip the sort."""
     values, inverse = np.unique(rewards, return_inverse=True)
-    inverse = inverse.reshape(rewards.shape)
-    out = np.zeros((rewards.shape[0], len(values)))
-    rows = np.repeat(np.arange(rewards.shape[0]), rewards.shape[1])
-    np.add.at(out, (rows, inverse.reshape(-1)), np.asarray(probs, np.float64).reshape(-1))
-    return values, out
+    return values, inverse.reshape(rewards.shape)
 
 
-def zero_variance_prob(probs: np.ndarray, rewards: np.ndarray, group_size: int) -> np.ndarray:
+def reward_value_probs(probs: np.ndarray, rewards: np.ndarray, classes: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``P_pi(R = r | q)`` for each distinct reward value ``r``: returns ``values (k,)`` and ``(n_questions, k)``.
+
+    ``classes``: :func:`reward_classes` of ``rewards`` (the same rows), if already known.
+    """
+    values, inverse = classes if classes is not None else reward_classes(rewards)
+    n, k = inverse.shape[0], len(values)
+    flat = (np.arange(n)[:, None] * k + inverse).ravel()
+    return values, np.bincount(flat, weights=np.asarray(probs, np.float64).ravel(), minlength=n * k).reshape(n, k)
+
+
+def zero_variance_prob(probs: np.ndarray, rewards: np.ndarray, group_size: int, classes: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Closed form of the chance that ``group_size`` i.i.d. samples from pi all get the same reward.
 
     ``sum_r P_pi(R=r|q)^G`` per question: the GRPO failure probability of that question.
     """
-    _, p = reward_value_probs(probs, rewards)
+    _, p = reward_value_probs(probs, rewards, classes)
     return (p**group_size).sum(axis=1)
 
 
@@ -58,8 +66,9 @@ def entropy(probs: np.ndarray) -> np.ndarray:
     return -(p * np.log(np.where(p > 0, p, 1.0))).sum(axis=1)
 
 
-def evaluate(probs: np.ndarray, rewards: np.ndarray, space: SubsetSpace, group_size: int, rng: np.random.Generator) -> dict[str, float]:
-    """All metrics, averaged over the given questions. ``rng`` draws one group of ``group_size`` per question.
+def evaluate(probs: np.ndarray, rewards: np.ndarray, space: SubsetSpace, group_size: int, rng: np.random.Generator, classes: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, float]:
+    """All metrics, averaged over the given questions. ``rng`` draws one group of ``group_size`` per question;
+    ``classes`` (:func:`reward_classes` of these rows) saves re-sorting the rewards.
 
     Keys: ``greedy_reward`` (accuracy of the argmax subset), ``expected_reward``, ``failure_rate_observed`` (share
     of sampled groups with zero reward variance), ``failure_rate_closed_form``, ``constant_share``,
@@ -75,7 +84,7 @@ def evaluate(probs: np.ndarray, rewards: np.ndarray, space: SubsetSpace, group_s
         "greedy_reward": float(greedy_reward(probs, rewards).mean()),
         "expected_reward": float(expected_reward(probs, rewards).mean()),
         "failure_rate_observed": float(zero_variance_observed(sampled, rewards).mean()),
-        "failure_rate_closed_form": float(zero_variance_prob(probs, rewards, group_size).mean()),
+        "failure_rate_closed_form": float(zero_variance_prob(probs, rewards, group_size, classes).mean()),
         "constant_share": float(constant_reward(rewards).mean()),
         "greedy_size": float(sizes[np.argmax(probs, axis=1)].mean()),
         "expected_size": float((probs @ sizes).mean()),

@@ -34,7 +34,7 @@ from tqdm import tqdm
 from . import __version__
 from .algos import BASELINES, DPO, FGPO, GRPO, SFT, DPOConfig, FGPOConfig, GRPOConfig
 from .features import make_featurizer
-from .metrics import evaluate, expected_reward, greedy_reward
+from .metrics import evaluate, expected_reward, greedy_reward, reward_classes
 from .oracle import RewardOracle, TableOracle
 from .policy import SubsetPolicy
 from .rewards import RewardSpec
@@ -115,9 +115,9 @@ def prior_probs(space, prior: dict[str, float] | None) -> np.ndarray | None:
     return probs
 
 
-def _metrics(probs: np.ndarray, table: RewardTable, rows: np.ndarray, cfg: TrainConfig, step: int, salt: int) -> dict:
+def _metrics(probs: np.ndarray, table: RewardTable, rows: np.ndarray, cfg: TrainConfig, step: int, salt: int, classes=None) -> dict:
     rng = np.random.default_rng([cfg.seed, step, salt])
-    return evaluate(probs[rows], table.rewards[rows], table.space, cfg.group_size, rng)
+    return evaluate(probs[rows], table.rewards[rows], table.space, cfg.group_size, rng, None if classes is None else (classes[0], classes[1][rows]))
 
 
 def _per_question(probs: np.ndarray, table: RewardTable, rows: np.ndarray) -> dict:
@@ -187,6 +187,7 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
     order, cursor = train_rows_t, len(train_rows_t)  # first minibatch triggers a seeded shuffle
     curves, optimizer_steps, zero_var = [], 0, []
     selected, selected_probs = None, None
+    classes = reward_classes(table.rewards)  # sorted once for every evaluation point
     for step in tqdm(range(steps + 1), desc=f"{cfg.method} seed {cfg.seed}", disable=not progress):
         if step % max(cfg.eval_every, 1) == 0 or step == steps:
             probs = current_probs()
@@ -196,11 +197,11 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
                 "optimizer_steps": optimizer_steps,
                 **evals,
                 "group_zero_variance": float(np.mean(zero_var)) if zero_var else None,
-                "train": _metrics(probs, table, train_rows, cfg, step, 0),
-                "test": _metrics(probs, table, test_rows, cfg, step, 1) if len(test_rows) else None,
+                "train": _metrics(probs, table, train_rows, cfg, step, 0, classes),
+                "test": _metrics(probs, table, test_rows, cfg, step, 1, classes) if len(test_rows) else None,
             }
             if len(dev_rows):
-                point["dev"] = _metrics(probs, table, dev_rows, cfg, step, 2)
+                point["dev"] = _metrics(probs, table, dev_rows, cfg, step, 2, classes)
                 if selected is None or point["dev"]["greedy_reward"] > selected["dev"]["greedy_reward"]:
                     selected, selected_probs = point, probs
             curves.append(point)
