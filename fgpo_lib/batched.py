@@ -50,6 +50,8 @@ class RunSpec:
     splits: dict
     tag: str = ""
     """Free text carried into the record (e.g. ``fold 3``)."""
+    fold: int = -1
+    """The cross-fitting fold of ``splits`` (-1: none)."""
 
 
 def _design(space, parameterization: str) -> torch.Tensor | None:
@@ -139,7 +141,7 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
         logp = torch.log_softmax(z / cfg.grpo.temperature, -1).gather(2, samples)
         return per_run(grpo_loss(logp, logp_old, adv, cfg.grpo.epsilon, reduction="none").mean(-1))
 
-    records = [{"config": {**asdict(replace(cfg, seed=r.seed, lr=r.lr)), "tag": r.tag}, "curves": []} for r in runs]
+    records = [{"config": {**asdict(replace(cfg, seed=r.seed, lr=r.lr)), "tag": r.tag, "fold": r.fold}, "curves": []} for r in runs]
     best_dev: list[tuple | None] = [None] * R
     optimizer_steps = 0
     for step in range(cfg.steps + 1):
@@ -202,7 +204,7 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
 
 def runs_grid(folds: list[dict], seeds: list[int], lrs: list[float]) -> list[RunSpec]:
     """Every (seed, fold, learning rate): the run list of one arm under cross-fitting."""
-    return [RunSpec(seed, lr, fold, f"seed {seed}, fold {i}, lr {lr:g}") for seed in seeds for i, fold in enumerate(folds) for lr in lrs]
+    return [RunSpec(seed, lr, fold, f"seed {seed}, fold {i}, lr {lr:g}", i) for seed in seeds for i, fold in enumerate(folds) for lr in lrs]
 
 
 __all__ = ["BATCHED_METHODS", "GRPOConfig", "RunSpec", "runs_grid", "train_batched"]
