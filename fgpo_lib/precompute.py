@@ -244,6 +244,7 @@ class PrecomputeEngine:
         self._reasoner = reasoner
         self.questions = sample_questions(load_benchmark(spec.benchmark), spec.questions, spec.sample_seed)
         self._tools_version = tools_version()
+        self.seeded_from: list[dict] = []  # tables whose cells seeded the cache (their build may differ: provenance)
 
     @property
     def reasoner(self) -> Reasoner:
@@ -301,6 +302,7 @@ class PrecomputeEngine:
         have = self.cache.get([r[0] for r in rows])
         new = [r for r in rows if have.get(r[0], (None, None, None))[2] != "ok"]
         self.cache.put(new)
+        self.seeded_from.append({"source": Path(source).name, "cells": len(new), "backend": prov.get("backend")})
         return len(new)
 
     def remaining(self) -> tuple[int, int]:
@@ -491,6 +493,7 @@ class PrecomputeEngine:
             "prompt_sha256": fp["prompt_sha256"],
             "reasoner_version": fp["reasoner_version"],
             "backend": self.reasoner.backend(),
+            "seeded_from": self.seeded_from,
             "tools_version": self._tools_version,
             "data_sha256": data_sha256(),
             "code_version": code_version(),
