@@ -19,6 +19,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from .algos import DPOConfig, FGPOConfig, GRPOConfig
+from .algos.sum_and_sample import SumAndSampleConfig
 from .compare import compare_runs, summarize
 from .genomics.benchmarks import BENCHMARKS
 from .genomics.scoring import RULES
@@ -29,7 +30,7 @@ from .table import RewardTable, RewardTableError
 from .train import METHODS, TrainConfig, train
 from .validation import int_list, nonneg_int, positive_int
 
-_GROUPS = {"fgpo": FGPOConfig, "grpo": GRPOConfig, "dpo": DPOConfig}
+_GROUPS = {"fgpo": FGPOConfig, "grpo": GRPOConfig, "dpo": DPOConfig, "sas": SumAndSampleConfig}
 _TOP = [f for f in fields(TrainConfig) if f.name not in ("method", "seed", *_GROUPS)]
 _SUB = [(g, f) for g, cls in _GROUPS.items() for f in fields(cls)]
 
@@ -63,7 +64,7 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
         p.add_argument(_flag(f.name), type=kind, default=default, help=f"TrainConfig.{f.name} (default %(default)s)")
     for group, f in _SUB:
         default = getattr(getattr(defaults, group), f.name)
-        p.add_argument(_flag(_dest(group, f.name)), type=type(default), default=default, help=f"{group.upper()}Config.{f.name} (default %(default)s)")
+        p.add_argument(_flag(_dest(group, f.name)), type=type(default), default=default, help=f"{_GROUPS[group].__name__}.{f.name} (default %(default)s)")
     p.add_argument("--progress", action="store_true", help="show a progress bar")
 
 

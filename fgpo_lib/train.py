@@ -33,6 +33,9 @@ from tqdm import tqdm
 
 from . import __version__
 from .algos import BASELINES, DPO, FGPO, GRPO, SFT, DPOConfig, FGPOConfig, GRPOConfig
+from .algos.rloo import RLOOConfig, rloo_surrogate
+from .algos.sampled import SampledEstimator
+from .algos.sum_and_sample import SumAndSampleConfig, sum_and_sample_surrogate
 from .features import make_featurizer
 from .metrics import evaluate, expected_reward, greedy_reward, reward_classes
 from .oracle import RewardOracle, TableOracle
@@ -42,13 +45,13 @@ from .table import RewardTable
 from .validation import check_ranges
 
 #: the method registry: trained methods, then the untrained reference policies of :mod:`fgpo_lib.algos.baselines`
-METHODS = ("fgpo", "grpo", "sft", "dpo", *BASELINES)
+METHODS = ("fgpo", "grpo", "rloo", "sum-and-sample", "sft", "dpo", *BASELINES)
 
 
 @dataclass
 class TrainConfig:
     method: str = "fgpo"
-    """One of :data:`METHODS`: 'fgpo', 'grpo', 'sft', 'dpo', 'uniform', 'oracle-best'."""
+    """One of :data:`METHODS`: 'fgpo', 'grpo', 'rloo', 'sum-and-sample', 'sft', 'dpo', 'uniform', 'oracle-best'."""
     seed: int = 0
     """Fixes policy initialisation, minibatches, GRPO's samples and the metric samples."""
     steps: int = 200
@@ -80,6 +83,8 @@ class TrainConfig:
     """GRPO-only settings."""
     dpo: DPOConfig = field(default_factory=DPOConfig)
     """DPO-only settings."""
+    sas: SumAndSampleConfig = field(default_factory=SumAndSampleConfig)
+    """Sum-and-sample settings (RLOO takes group_size)."""
 
     RANGES = {"seed": (0, None), "steps": (0, None), "lr": (0, None), "batch_questions": (0, None), "group_size": (2, None), "hidden": (0, None), "eval_every": (1, None)}
 
@@ -94,6 +99,8 @@ class TrainConfig:
             self.grpo = GRPOConfig(**self.grpo)
         if isinstance(self.dpo, dict):
             self.dpo = DPOConfig(**self.dpo)
+        if isinstance(self.sas, dict):
+            self.sas = SumAndSampleConfig(**self.sas)
 
 
 def prior_probs(space, prior: dict[str, float] | None) -> np.ndarray | None:
@@ -168,6 +175,9 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
         evaluations["unique_reasoner_calls"] = evaluations["reasoner_calls"]
     elif cfg.method == "fgpo":
         algo = FGPO(cfg.fgpo, torch.from_numpy(reward.apply(table.rewards, table.space)), ref_policy, len(train_rows))
+    elif cfg.method in ("rloo", "sum-and-sample"):
+        surrogate = rloo_surrogate(RLOOConfig(cfg.group_size)) if cfg.method == "rloo" else sum_and_sample_surrogate(cfg.sas)
+        algo = SampledEstimator(surrogate, RewardOracle(oracle if oracle is not None else TableOracle(table), reward, table.space))
     elif cfg.method == "sft":
         algo = SFT(torch.from_numpy(table.rewards), len(train_rows))
     elif cfg.method == "dpo":
