@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .algos import DPOConfig, FGPOConfig, GRPOConfig
 from .algos.sum_and_sample import SumAndSampleConfig
+from .algos.unordered_set import UnorderedSetConfig
 from .compare import compare_runs, summarize
 from .genomics.benchmarks import BENCHMARKS
 from .genomics.scoring import RULES
@@ -30,7 +31,7 @@ from .table import RewardTable, RewardTableError
 from .train import METHODS, TrainConfig, train
 from .validation import int_list, nonneg_int, positive_int
 
-_GROUPS = {"fgpo": FGPOConfig, "grpo": GRPOConfig, "dpo": DPOConfig, "sas": SumAndSampleConfig}
+_GROUPS = {"fgpo": FGPOConfig, "grpo": GRPOConfig, "dpo": DPOConfig, "sas": SumAndSampleConfig, "us": UnorderedSetConfig}
 _TOP = [f for f in fields(TrainConfig) if f.name not in ("method", "seed", *_GROUPS)]
 _SUB = [(g, f) for g, cls in _GROUPS.items() for f in fields(cls)]
 

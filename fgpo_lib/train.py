@@ -36,6 +36,7 @@ from .algos import BASELINES, DPO, FGPO, GRPO, SFT, DPOConfig, FGPOConfig, GRPOC
 from .algos.rloo import RLOOConfig, rloo_surrogate
 from .algos.sampled import SampledEstimator
 from .algos.sum_and_sample import SumAndSampleConfig, sum_and_sample_surrogate
+from .algos.unordered_set import UnorderedSetConfig, unordered_set_surrogate
 from .features import make_featurizer
 from .metrics import evaluate, expected_reward, greedy_reward, reward_classes
 from .oracle import RewardOracle, TableOracle
@@ -44,14 +45,21 @@ from .rewards import RewardSpec
 from .table import RewardTable
 from .validation import check_ranges
 
+#: the sampled estimators of the scaling chapter: method -> its surrogate, built from a TrainConfig
+SAMPLED = {
+    "rloo": lambda cfg: rloo_surrogate(RLOOConfig(cfg.group_size)),
+    "sum-and-sample": lambda cfg: sum_and_sample_surrogate(cfg.sas),
+    "unordered-set": lambda cfg: unordered_set_surrogate(cfg.us),
+}
 #: the method registry: trained methods, then the untrained reference policies of :mod:`fgpo_lib.algos.baselines`
-METHODS = ("fgpo", "grpo", "rloo", "sum-and-sample", "sft", "dpo", *BASELINES)
+METHODS = ("fgpo", "grpo", "rloo", "sum-and-sample", "unordered-set", "sft", "dpo", *BASELINES)
 
 
 @dataclass
 class TrainConfig:
     method: str = "fgpo"
-    """One of :data:`METHODS`: 'fgpo', 'grpo', 'rloo', 'sum-and-sample', 'sft', 'dpo', 'uniform', 'oracle-best'."""
+    """One of :data:`METHODS`: 'fgpo', 'grpo', 'rloo', 'sum-and-sample', 'unordered-set', 'sft', 'dpo', 'uniform',
+    'oracle-best'."""
     seed: int = 0
     """Fixes policy initialisation, minibatches, GRPO's samples and the metric samples."""
     steps: int = 200
@@ -85,6 +93,8 @@ class TrainConfig:
     """DPO-only settings."""
     sas: SumAndSampleConfig = field(default_factory=SumAndSampleConfig)
     """Sum-and-sample settings (RLOO takes group_size)."""
+    us: UnorderedSetConfig = field(default_factory=UnorderedSetConfig)
+    """Unordered-set estimator settings."""
 
     RANGES = {"seed": (0, None), "steps": (0, None), "lr": (0, None), "batch_questions": (0, None), "group_size": (2, None), "hidden": (0, None), "eval_every": (1, None)}
 
@@ -101,6 +111,8 @@ class TrainConfig:
             self.dpo = DPOConfig(**self.dpo)
         if isinstance(self.sas, dict):
             self.sas = SumAndSampleConfig(**self.sas)
+        if isinstance(self.us, dict):
+            self.us = UnorderedSetConfig(**self.us)
 
 
 def prior_probs(space, prior: dict[str, float] | None) -> np.ndarray | None:
@@ -175,8 +187,8 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
         evaluations["unique_reasoner_calls"] = evaluations["reasoner_calls"]
     elif cfg.method == "fgpo":
         algo = FGPO(cfg.fgpo, torch.from_numpy(reward.apply(table.rewards, table.space)), ref_policy, len(train_rows))
-    elif cfg.method in ("rloo", "sum-and-sample"):
-        surrogate = rloo_surrogate(RLOOConfig(cfg.group_size)) if cfg.method == "rloo" else sum_and_sample_surrogate(cfg.sas)
+    elif cfg.method in SAMPLED:
+        surrogate = SAMPLED[cfg.method](cfg)
         algo = SampledEstimator(surrogate, RewardOracle(oracle if oracle is not None else TableOracle(table), reward, table.space))
     elif cfg.method == "sft":
         algo = SFT(torch.from_numpy(table.rewards), len(train_rows))

@@ -59,14 +59,43 @@ def test_rloo_is_unbiased(three_tool_table):
     assert ((mean - exact_gradient(row)).abs() <= 4 * se + 1e-6).all()
 
 
-@pytest.mark.parametrize("method", ["rloo", "sum-and-sample"])
+@pytest.mark.parametrize("method", ["rloo", "sum-and-sample", "unordered-set"])
 def test_estimators_train_through_the_loop_and_count_their_calls(method, three_tool_table):
     from fgpo_lib import TrainConfig, train
 
     t = three_tool_table
     t.split[:] = "train"
-    run = train(t, TrainConfig(method=method, steps=100, lr=0.1, featurizer="text", parameterization="flat", group_size=4, sas={"top_m": 2, "n_samples": 2}))
-    per_update = 4 * (4 if method == "rloo" else 2 + 2)  # questions x (G draws | m exact + 2 drawn)
+    run = train(t, TrainConfig(method=method, steps=100, lr=0.1, featurizer="text", parameterization="flat", group_size=4, sas={"top_m": 2, "n_samples": 2}, us={"set_size": 3}))
+    per_update = 4 * {"rloo": 4, "sum-and-sample": 2 + 2, "unordered-set": 3}[method]  # questions x cells per question
     assert run["final"]["reasoner_calls"] == 100 * per_update
     assert run["final"]["unique_reasoner_calls"] <= 4 * 8
     assert run["final"]["train"]["expected_reward"] > t.rewards.mean()  # it learns
+
+
+def test_set_probability_by_hand():
+    from fgpo_lib.algos.unordered_set import set_prob
+
+    p = torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64)
+    # {a, b} from (a .5, b .3, c .2): a then b, .5 * .3/.5, plus b then a, .3 * .5/.7
+    assert set_prob(p[:2]).item() == pytest.approx(0.5 * 0.3 / 0.5 + 0.3 * 0.5 / 0.7)
+    # every 2-set of 3 items: the probabilities of all sets of one size sum to 1
+    sets = [set_prob(p[list(ix)]).item() for ix in ((0, 1), (0, 2), (1, 2))]
+    assert sum(sets) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_unordered_set_estimator_is_unbiased(k, three_tool_table):
+    from fgpo_lib.algos.unordered_set import UnorderedSetConfig, unordered_set_surrogate
+
+    row = three_tool_table.rewards[3]
+    mean, se = mean_estimate(unordered_set_surrogate(UnorderedSetConfig(set_size=k)), row, n=20000)
+    assert ((mean - exact_gradient(row)).abs() <= 4 * se + 1e-6).all(), (mean, exact_gradient(row), se)
+
+
+def test_unordered_set_draws_distinct_subsets_and_a_dead_set_gives_zero():
+    from fgpo_lib.algos.unordered_set import UnorderedSetConfig, unordered_set_surrogate
+
+    z = Z.clone().repeat(50, 1).requires_grad_(True)
+    obj, draws = unordered_set_surrogate(UnorderedSetConfig(set_size=4))(z, table_reward_of(np.full((50, 8), 0.7, np.float32)), torch.Generator().manual_seed(0))
+    assert all(len(set(r.tolist())) == 4 for r in draws)
+    assert torch.autograd.grad(obj, z)[0].abs().max() < 1e-6  # equal rewards: the built-in baseline cancels them
