@@ -99,3 +99,31 @@ def test_unordered_set_draws_distinct_subsets_and_a_dead_set_gives_zero():
     obj, draws = unordered_set_surrogate(UnorderedSetConfig(set_size=4))(z, table_reward_of(np.full((50, 8), 0.7, np.float32)), torch.Generator().manual_seed(0))
     assert all(len(set(r.tolist())) == 4 for r in draws)
     assert torch.autograd.grad(obj, z)[0].abs().max() < 1e-6  # equal rewards: the built-in baseline cancels them
+
+
+def test_dynamic_sampling_never_learns_from_a_dead_group_and_counts_every_discarded_call(three_tool_table):
+    from fgpo_lib.algos import GRPO, GRPOConfig
+    from fgpo_lib.oracle import TableOracle
+
+    oracle = TableOracle(three_tool_table)
+    algo = GRPO(GRPOConfig(dynamic_sampling=3), oracle, group_size=2, ref_policy=None)
+    policy = torch.nn.Linear(2, 8)
+    opt = torch.optim.SGD(policy.parameters(), lr=0.0)  # no learning: every update sees the same policy
+    seen_groups = []
+    real = algo._redraw_dead
+
+    def spy(rows, logp, samples, rewards, gen):
+        out = real(rows, logp, samples, rewards, gen)
+        seen_groups.append((out[1][out[2]], out[1]))
+        return out
+
+    algo._redraw_dead = spy
+    x, rows, gen = torch.randn(4, 2), torch.arange(4), torch.Generator().manual_seed(0)
+    for _ in range(30):
+        before = oracle.calls
+        algo.update(policy, opt, x, rows, gen)
+        kept, all_rewards = seen_groups[-1]
+        assert not (kept == kept[:, :1]).all(dim=1).any()  # no kept group is dead
+        redraws = oracle.calls - before - 4 * 2
+        assert redraws >= 0 and redraws % 2 == 0  # every redraw of a group is G more counted calls
+    assert oracle.calls > 30 * 4 * 2  # q2 (constant) is always dead: its redraws were counted, then it was dropped

@@ -45,9 +45,15 @@ class GRPOConfig:
     beta: float = 0.0
     """Weight of the k3 KL estimate to the frozen initial policy (TRL's default is 0)."""
     scale_rewards: str = "group"
-    """Advantage scaling: 'group' (per-group std), 'batch' (batch std) or 'none'."""
+    """Advantage scaling: 'group' (per-group std), 'batch' (batch std) or 'none' (Dr. GRPO)."""
+    entropy_bonus: float = 0.0
+    """Weight of an exact entropy bonus of pi(.|q) on the batch's questions (a peer's fix for collapse); 0 disables it.
+    (FGPO's is ``FGPOConfig.entropy_coef``.)"""
+    dynamic_sampling: int = 0
+    """DAPO-style dynamic sampling: redraw a dead group (all rewards equal) up to this many times, then leave it out
+    of the loss; every redrawn sample is a counted call. 0 disables it."""
 
-    RANGES = {"temperature": (1e-3, None), "num_iterations": (1, None), "epsilon": (0, None), "beta": (0, None)}
+    RANGES = {"temperature": (1e-3, None), "num_iterations": (1, None), "epsilon": (0, None), "beta": (0, None), "entropy_bonus": (0, None), "dynamic_sampling": (0, None)}
 
     def __post_init__(self) -> None:
         check_ranges(self)
@@ -124,12 +130,40 @@ class GRPO:
             if cfg.beta:
                 logp_ref = torch.log_softmax(self.ref_policy(x) / cfg.temperature, dim=-1).gather(1, samples)
         rewards = torch.as_tensor(self.oracle(rows.numpy(), samples.numpy()), dtype=torch.float32)
+        dead = (rewards == rewards[:, :1]).all(dim=1)
+        zero_var = dead.float().mean()  # the first draw's dead share, whatever dynamic sampling does next
+        keep = torch.ones(len(rows), dtype=torch.bool)
+        if cfg.dynamic_sampling:
+            samples, rewards, keep = self._redraw_dead(rows, logp_all_old, samples, rewards, generator)
+            logp_old = logp_all_old.gather(1, samples)
+            if logp_ref is not None:
+                with torch.no_grad():
+                    logp_ref = torch.log_softmax(self.ref_policy(x) / cfg.temperature, dim=-1).gather(1, samples)
+        if not keep.any():  # every group is still dead: nothing to learn from this batch
+            return {"loss": 0.0, "optimizer_steps": 0, "group_zero_variance": float(zero_var)}
+        x, samples, rewards, logp_old = x[keep], samples[keep], rewards[keep], logp_old[keep]
+        logp_ref = None if logp_ref is None else logp_ref[keep]
         advantages = grpo_advantages(rewards, cfg.scale_rewards)
-        zero_var = (rewards == rewards[:, :1]).all(dim=1).float().mean()
         for _ in range(cfg.num_iterations):
-            logp = torch.log_softmax(policy(x) / cfg.temperature, dim=-1).gather(1, samples)
-            loss = grpo_loss(logp, logp_old, advantages, cfg.epsilon, cfg.beta, logp_ref)
+            logp_all = torch.log_softmax(policy(x) / cfg.temperature, dim=-1)
+            loss = grpo_loss(logp_all.gather(1, samples), logp_old, advantages, cfg.epsilon, cfg.beta, logp_ref)
+            if cfg.entropy_bonus:
+                loss = loss + cfg.entropy_bonus * (logp_all.exp() * logp_all).sum(-1).mean()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
         return {"loss": loss.item(), "optimizer_steps": cfg.num_iterations, "group_zero_variance": float(zero_var)}
+
+    def _redraw_dead(self, rows, logp_all_old, samples, rewards, generator):
+        """Dynamic sampling: redraw dead groups up to ``dynamic_sampling`` times (each draw asks the oracle, so every
+        discarded sample is counted); returns samples, rewards and ``keep``, False for groups still dead."""
+        samples, rewards = samples.clone(), rewards.clone()
+        for _ in range(self.config.dynamic_sampling):
+            dead = (rewards == rewards[:, :1]).all(dim=1)
+            if not dead.any():
+                break
+            idx = dead.nonzero()[:, 0]
+            new = torch.multinomial(logp_all_old[idx].exp(), self.group_size, replacement=True, generator=generator)
+            samples[idx] = new
+            rewards[idx] = torch.as_tensor(self.oracle(rows[idx].numpy(), new.numpy()), dtype=torch.float32)
+        return samples, rewards, ~(rewards == rewards[:, :1]).all(dim=1)
