@@ -29,7 +29,7 @@ from .study.runner import add_arguments as study_arguments
 from .study.runner import run as study_run
 from .table import RewardTable, RewardTableError
 from .train import METHODS, TrainConfig, train
-from .validation import int_list, nonneg_int, positive_int
+from .validation import int_list, nonneg_int, positive_float, positive_int
 
 _GROUPS = {"fgpo": FGPOConfig, "grpo": GRPOConfig, "dpo": DPOConfig, "sas": SumAndSampleConfig, "us": UnorderedSetConfig}
 _TOP = [f for f in fields(TrainConfig) if f.name not in ("method", "seed", *_GROUPS)]
@@ -228,6 +228,15 @@ def cmd_precompute(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    from .plan import Plan
+
+    plan = Plan(args.tools, args.max_size, args.questions, args.seconds_per_call, args.group_size, args.steps)
+    plan.check_fits()
+    print(plan.report())
+    return 0
+
+
 def cmd_table_info(args: argparse.Namespace) -> int:
     from .table_info import format_table_info, table_info
 
@@ -307,6 +316,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=nonneg_int, default=0)
     p.add_argument("--strict", action="store_true", help="exit 1 unless every cell agrees")
     p.set_defaults(func=cmd_verify_table)
+    p = sub.add_parser("plan", help="what a tool library costs: subsets, table memory, precompute time, the GRPO budget")
+    p.add_argument("--tools", type=positive_int, required=True, help="number of tools N")
+    p.add_argument("--max-size", type=nonneg_int, required=True, help="largest subset k")
+    p.add_argument("--questions", type=positive_int, required=True)
+    p.add_argument("--seconds-per-call", type=positive_float, required=True, help="reasoner seconds per (question, subset) cell")
+    p.add_argument("--group-size", type=positive_int, default=8, help="GRPO's G")
+    p.add_argument("--steps", type=positive_int, default=200, help="GRPO's full-batch updates")
+    p.set_defaults(func=cmd_plan)
     p = sub.add_parser("study", help="run every setting's notebook, the summary notebooks, then build the book (what `make book` does)")
     study_arguments(p)
     p.set_defaults(func=study_run)

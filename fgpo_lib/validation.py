@@ -48,6 +48,7 @@ def _ranged(kind, lo: float | None, hi: float | None = None, what: str = ""):
 
 #: argparse types
 positive_int = _ranged(int, 1, what="an integer >= 1")
+positive_float = _ranged(float, 1e-12, what="a number > 0")
 nonneg_int = _ranged(int, 0, what="an integer >= 0")
 
 

@@ -80,6 +80,7 @@ NUMERIC_FLAGS = [
         "precompute": ["--questions", "--sample-seed", "--max-size", "--workers", "--pilot", "--checkpoint-every"],
         "coverage": ["--max-size"],
         "study": ["--workers"],
+        "plan": ["--tools", "--max-size", "--questions", "--seconds-per-call", "--group-size", "--steps"],
     }.items()
     for flag in flags
 ]
@@ -92,6 +93,7 @@ BASE = {
     "precompute": ["--benchmark", "genehop", "--reasoner", "records", "--cache", "{dir}/c.sqlite", "--out", "{out}", "--quiet"],
     "coverage": ["--benchmark", "genehop", "--markdown", "{out}"],
     "study": ["--book-dir", "{dir}/book"],
+    "plan": ["--tools", "8", "--max-size", "4", "--questions", "10", "--seconds-per-call", "1"],
 }
 malformed_number = st.one_of(
     st.integers(max_value=-1).map(str),
