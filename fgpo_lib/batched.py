@@ -69,8 +69,8 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
         raise ValueError(f"train_batched runs {', '.join(BATCHED_METHODS)}; use fgpo_lib.train.train for {cfg.method!r}")
     if cfg.hidden or cfg.fgpo.kl_coef or cfg.grpo.beta:
         raise ValueError("train_batched needs a linear policy (hidden = 0) and no KL term (kl_coef = beta = 0)")
-    if cfg.grpo.entropy_bonus or cfg.grpo.dynamic_sampling:
-        raise ValueError("train_batched has no GRPO entropy bonus or dynamic sampling; use fgpo_lib.train.train")
+    if cfg.grpo.entropy_bonus or cfg.grpo.dynamic_sampling or cfg.grpo.skip_dead or cfg.grpo.replay:
+        raise ValueError("train_batched has none of GRPO's fixes for dead groups (entropy bonus, dynamic sampling, skipping, replay); use fgpo_lib.train.train")
     if not runs:
         raise ValueError("no runs")
     space, R = table.space, len(runs)

@@ -127,3 +127,44 @@ def test_dynamic_sampling_never_learns_from_a_dead_group_and_counts_every_discar
         redraws = oracle.calls - before - 4 * 2
         assert redraws >= 0 and redraws % 2 == 0  # every redraw of a group is G more counted calls
     assert oracle.calls > 30 * 4 * 2  # q2 (constant) is always dead: its redraws were counted, then it was dropped
+
+
+def _grpo(table, **cfg):
+    from fgpo_lib.algos import GRPO, GRPOConfig
+    from fgpo_lib.oracle import TableOracle
+
+    oracle = TableOracle(table)
+    return GRPO(GRPOConfig(**cfg), oracle, group_size=2, ref_policy=None), oracle
+
+
+def test_greso_skipping_saves_the_calls_of_questions_last_seen_dead(three_tool_table):
+    algo, oracle = _grpo(three_tool_table, skip_dead=1.0)
+    policy, x, rows, gen = torch.nn.Linear(2, 8), torch.randn(4, 2), torch.arange(4), torch.Generator().manual_seed(0)
+    opt = torch.optim.SGD(policy.parameters(), lr=0.0)
+    algo.update(policy, opt, x, rows, gen)
+    assert oracle.calls == 4 * 2 and algo.last_dead[2]  # q2 is constant: its first group was dead
+    for _ in range(10):
+        before = oracle.calls
+        algo.update(policy, opt, x, rows, gen)
+        assert oracle.calls - before <= (4 - 1) * 2  # q2 (always dead) is never asked again at skip_dead = 1
+    assert algo.skipped >= 10
+
+
+def test_replay_fills_dead_slots_with_stored_live_groups_without_calls(three_tool_table):
+    from fgpo_lib.algos import grpo as grpo_module
+
+    algo, oracle = _grpo(three_tool_table, replay=16)
+    policy, x, rows, gen = torch.nn.Linear(2, 8), torch.randn(4, 2), torch.arange(4), torch.Generator().manual_seed(1)
+    opt = torch.optim.SGD(policy.parameters(), lr=0.0)
+    batches = []
+    real_adv = grpo_module.grpo_advantages
+    grpo_module.grpo_advantages = lambda r, scale: (batches.append(r.clone()), real_adv(r, scale))[1]
+    try:
+        for _ in range(20):
+            algo.update(policy, opt, x, rows, gen)
+    finally:
+        grpo_module.grpo_advantages = real_adv
+    assert oracle.calls == 20 * 4 * 2  # replays cost nothing
+    assert algo.replayed > 0 and len(algo.buffer) <= 16
+    for r in batches:  # the loss never sees a dead group: dead slots are refilled from the buffer, or left out
+        assert not (r == r[:, :1]).all(dim=1).any()

@@ -52,8 +52,17 @@ class GRPOConfig:
     dynamic_sampling: int = 0
     """DAPO-style dynamic sampling: redraw a dead group (all rewards equal) up to this many times, then leave it out
     of the loss; every redrawn sample is a counted call. 0 disables it."""
+    skip_dead: float = 0.0
+    """GRESO-style skipping: a question whose last group was dead is skipped (no calls) with this probability, so
+    questions that come alive again are still noticed; 0 disables it."""
+    replay: int = 0
+    """Replay buffer capacity (as in TRL's replay-buffer GRPO): the batch's dead groups are replaced by live groups
+    stored from earlier batches (no new calls; the clipped ratio uses their stored old log-probabilities); 0 disables it."""
 
-    RANGES = {"temperature": (1e-3, None), "num_iterations": (1, None), "epsilon": (0, None), "beta": (0, None), "entropy_bonus": (0, None), "dynamic_sampling": (0, None)}
+    RANGES = {
+        "temperature": (1e-3, None), "num_iterations": (1, None), "epsilon": (0, None), "beta": (0, None), "entropy_bonus": (0, None),
+        "dynamic_sampling": (0, None), "skip_dead": (0, 1), "replay": (0, None),
+    }
 
     def __post_init__(self) -> None:
         check_ranges(self)
@@ -113,6 +122,9 @@ class GRPO:
         self.oracle = oracle
         self.group_size = group_size
         self.ref_policy = ref_policy
+        self.last_dead: dict[int, bool] = {}  # question row -> was its last group dead (GRESO)
+        self.buffer: list[tuple] = []  # live groups (row, samples, rewards, old log-probs), newest last (replay)
+        self.skipped = self.replayed = 0
 
     @property
     def evaluations(self) -> dict:
@@ -121,6 +133,13 @@ class GRPO:
     def update(self, policy: torch.nn.Module, optimizer: torch.optim.Optimizer, features: torch.Tensor, rows: torch.Tensor, generator: torch.Generator) -> dict:
         """Sample a group per question in ``rows``, then ``num_iterations`` clipped steps. Returns diagnostics."""
         cfg = self.config
+        if cfg.skip_dead:  # GRESO: skip questions predicted dead, before any call
+            coin = torch.rand(len(rows), generator=generator)
+            skip = torch.tensor([self.last_dead.get(int(r), False) for r in rows]) & (coin < cfg.skip_dead)
+            self.skipped += int(skip.sum())
+            rows = rows[~skip]
+            if len(rows) == 0:  # every question skipped: no call, no step, no group to count
+                return {"loss": 0.0, "optimizer_steps": 0}
         x = features[rows]
         with torch.no_grad():
             logp_all_old = torch.log_softmax(policy(x) / cfg.temperature, dim=-1)
@@ -139,6 +158,11 @@ class GRPO:
             if logp_ref is not None:
                 with torch.no_grad():
                     logp_ref = torch.log_softmax(self.ref_policy(x) / cfg.temperature, dim=-1).gather(1, samples)
+        self.last_dead.update({int(r): bool(d) for r, d in zip(rows, ~keep if cfg.dynamic_sampling else dead)})
+        if cfg.replay:
+            keep = keep & ~(rewards == rewards[:, :1]).all(dim=1)
+            x, samples, rewards, logp_old, logp_ref = self._replay(features, rows, keep, x, samples, rewards, logp_old, logp_ref, generator)
+            keep = torch.ones(len(samples), dtype=torch.bool)
         if not keep.any():  # every group is still dead: nothing to learn from this batch
             return {"loss": 0.0, "optimizer_steps": 0, "group_zero_variance": float(zero_var)}
         x, samples, rewards, logp_old = x[keep], samples[keep], rewards[keep], logp_old[keep]
@@ -153,6 +177,33 @@ class GRPO:
             loss.backward()
             optimizer.step()
         return {"loss": loss.item(), "optimizer_steps": cfg.num_iterations, "group_zero_variance": float(zero_var)}
+
+    def _replay(self, features, rows, live, x, samples, rewards, logp_old, logp_ref, generator):
+        """Store this batch's live groups; fill its dead slots with stored live groups (no calls). Returns the batch."""
+        n_dead = int((~live).sum())
+        reused = []
+        if n_dead and self.buffer:
+            picks = torch.randint(len(self.buffer), (n_dead,), generator=generator).tolist()
+            reused = [self.buffer[i] for i in picks]
+            self.replayed += len(reused)
+        self.buffer += [(int(r), s, w, lp) for r, s, w, lp in zip(rows[live], samples[live], rewards[live], logp_old[live])]
+        del self.buffer[: max(0, len(self.buffer) - self.config.replay)]
+        if not reused:
+            return x[live], samples[live], rewards[live], logp_old[live], None if logp_ref is None else logp_ref[live]
+        r_rows = torch.tensor([r for r, *_ in reused])
+        cat = lambda a, b: torch.cat([a, torch.stack(b)])  # noqa: E731
+        ref = None
+        if logp_ref is not None:
+            with torch.no_grad():
+                ref_all = torch.log_softmax(self.ref_policy(features[r_rows]) / self.config.temperature, dim=-1)
+            ref = torch.cat([logp_ref[live], ref_all.gather(1, torch.stack([s for _, s, _, _ in reused]))])
+        return (
+            torch.cat([x[live], features[r_rows]]),
+            cat(samples[live], [s for _, s, _, _ in reused]),
+            cat(rewards[live], [w for _, _, w, _ in reused]),
+            cat(logp_old[live], [lp for _, _, _, lp in reused]),
+            ref,
+        )
 
     def _redraw_dead(self, rows, logp_all_old, samples, rewards, generator):
         """Dynamic sampling: redraw dead groups up to ``dynamic_sampling`` times (each draw asks the oracle, so every
