@@ -67,6 +67,8 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
     cfg = config
     if cfg.method not in BATCHED_METHODS:
         raise ValueError(f"train_batched runs {', '.join(BATCHED_METHODS)}; use fgpo_lib.train.train for {cfg.method!r}")
+    if cfg.fgpo.candidate_tools:
+        raise ValueError("train_batched has no candidate sets; use fgpo_lib.train.train")
     if cfg.hidden or cfg.fgpo.kl_coef or cfg.grpo.beta:
         raise ValueError("train_batched needs a linear policy (hidden = 0) and no KL term (kl_coef = beta = 0)")
     if cfg.grpo.entropy_bonus or cfg.grpo.dynamic_sampling or cfg.grpo.skip_dead or cfg.grpo.replay:

@@ -186,7 +186,7 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
         evaluations = {"reasoner_calls": 0 if cfg.method == "uniform" else table.n_questions * table.n_subsets}
         evaluations["unique_reasoner_calls"] = evaluations["reasoner_calls"]
     elif cfg.method == "fgpo":
-        algo = FGPO(cfg.fgpo, torch.from_numpy(reward.apply(table.rewards, table.space)), ref_policy, len(train_rows))
+        algo = FGPO(cfg.fgpo, torch.from_numpy(reward.apply(table.rewards, table.space)), ref_policy, len(train_rows), torch.from_numpy(np.array(table.space.masks)))
     elif cfg.method in SAMPLED:
         surrogate = SAMPLED[cfg.method](cfg)
         algo = SampledEstimator(surrogate, RewardOracle(oracle if oracle is not None else TableOracle(table), reward, table.space))

@@ -73,7 +73,7 @@ def test_fgpo_train_on_a_malformed_csv_names_the_error_and_writes_nothing(df, tm
 NUMERIC_FLAGS = [
     (cmd, flag)
     for cmd, flags in {
-        "train": ["--steps", "--lr", "--batch-questions", "--group-size", "--hidden", "--eval-every", "--seed", "--entropy-coef", "--kl-coef", "--subsets-per-update", "--temperature", "--num-iterations", "--epsilon", "--beta", "--dpo-beta", "--top-m", "--n-samples", "--set-size", "--entropy-bonus", "--dynamic-sampling", "--skip-dead", "--replay"],
+        "train": ["--steps", "--lr", "--batch-questions", "--group-size", "--hidden", "--eval-every", "--seed", "--entropy-coef", "--kl-coef", "--subsets-per-update", "--temperature", "--num-iterations", "--epsilon", "--beta", "--dpo-beta", "--top-m", "--n-samples", "--set-size", "--entropy-bonus", "--dynamic-sampling", "--skip-dead", "--replay", "--candidate-tools"],
         "compare": ["--seeds", "--steps", "--group-size"],
         "example-table": ["--questions", "--seed"],
         "verify-table": ["--sample", "--seed"],

@@ -168,3 +168,29 @@ def test_replay_fills_dead_slots_with_stored_live_groups_without_calls(three_too
     assert algo.replayed > 0 and len(algo.buffer) <= 16
     for r in batches:  # the loss never sees a dead group: dead slots are refilled from the buffer, or left out
         assert not (r == r[:, :1]).all(dim=1).any()
+
+
+def test_candidate_sets_by_hand(three_tool_table):
+    from fgpo_lib.algos.fgpo import candidate_mask
+
+    space = three_tool_table.space  # tools a b c; subsets () a b c ab ac bc abc
+    tm = torch.from_numpy(np.array(space.masks))
+    probs = torch.tensor([[0.0, 0.5, 0.1, 0.0, 0.3, 0.0, 0.0, 0.1]])  # P(a) = .9, P(b) = .5, P(c) = .1
+    rewards = torch.from_numpy(three_tool_table.rewards[3:4])  # q3: only subsets with c score
+    none_seen = torch.zeros(1, 8, dtype=torch.bool)
+    assert candidate_mask(probs, tm, 1, rewards, none_seen)[0].tolist() == [True, True, False, False, False, False, False, False]  # (), a
+    assert candidate_mask(probs, tm, 2, rewards, none_seen)[0].tolist() == [True, True, True, False, True, False, False, False]  # subsets of {a, b}
+    seen = none_seen.clone()
+    seen[0, [1, 3]] = True  # a (0) and c (1) were seen: c's tool is kept, coverage preserved
+    assert candidate_mask(probs, tm, 1, rewards, seen)[0].tolist() == [True, True, False, True, False, True, False, False]  # subsets of {a, c}
+
+
+def test_candidate_sets_train_and_count_their_cells(three_tool_table):
+    from fgpo_lib import TrainConfig, train
+
+    t = three_tool_table
+    t.split[:] = "train"
+    run = train(t, TrainConfig(method="fgpo", steps=40, lr=0.1, featurizer="text", parameterization="flat", fgpo={"candidate_tools": 2}))
+    final = run["final"]
+    assert 0 < final["unique_reasoner_calls"] <= 4 * 8 and final["reasoner_calls"] >= final["unique_reasoner_calls"]
+    assert final["reasoner_calls"] <= 40 * 4 * 4  # at most 4 candidate subsets (of 2 tools) per question per epoch

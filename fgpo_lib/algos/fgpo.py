@@ -24,6 +24,11 @@ shared across questions, that pull also reaches similar questions that do carry 
 Reasoner evaluations: FGPO reads the table's cells for its training questions once, before training:
 ``n_train_questions * n_subsets``, whatever the number of updates.
 
+Coverage-preserving candidate sets (``candidate_tools = t``, what the paper's conclusion suggests past 10-15 tools):
+per question, the ``t`` tools with the most policy mass (``sum_{S containing the tool} pi(S|q)``) plus the tools of the
+best cell seen so far for it; the candidate set is every subset of those tools, and FGPO is exact on it (pi
+renormalised there). Sets are rebuilt once per epoch of updates; their cells are the calls it pays for.
+
 The k-subset dial (``subsets_per_update = k``, the paper's coverage dial): each update draws, per question, ``k``
 distinct subsets uniformly at random, renormalises pi on them (a softmax over their logits only) and takes the exact
 expectation over those ``k``. At ``k = 0`` (all) it is FGPO exactly. Its cost is the cells it has seen: ``k`` per
@@ -47,8 +52,10 @@ class FGPOConfig:
     """Weight of the exact KL(pi || pi_ref) penalty to the frozen initial policy; 0 disables it."""
     subsets_per_update: int = 0
     """k of the k-subset dial (module doc): subsets drawn per question per update, pi renormalised on them; 0 = all."""
+    candidate_tools: int = 0
+    """t of the candidate sets (module doc): tools whose subsets each question enumerates, rebuilt every epoch; 0 = off."""
 
-    RANGES = {"entropy_coef": (0, None), "kl_coef": (0, None), "subsets_per_update": (0, None)}
+    RANGES = {"entropy_coef": (0, None), "kl_coef": (0, None), "subsets_per_update": (0, None), "candidate_tools": (0, None)}
 
     def __post_init__(self) -> None:
         check_ranges(self)
@@ -106,12 +113,18 @@ class FGPO:
         n_train: number of training questions, for the evaluation count.
     """
 
-    def __init__(self, config: FGPOConfig, rewards: torch.Tensor, ref_policy: torch.nn.Module | None, n_train: int) -> None:
+    def __init__(self, config: FGPOConfig, rewards: torch.Tensor, ref_policy: torch.nn.Module | None, n_train: int, tool_masks: torch.Tensor | None = None) -> None:
         self.config = config
         self.rewards = rewards
         self.ref_policy = ref_policy
+        self.n_train = n_train
         self.k = config.subsets_per_update if 0 < config.subsets_per_update < rewards.shape[1] else 0
-        if self.k:
+        self.tool_masks = tool_masks  # (n_subsets, n_tools) bool: which tools each subset calls (candidate sets)
+        if config.candidate_tools and tool_masks is None:
+            raise ValueError("candidate sets need the subset space's tool masks")
+        self.candidates: dict[int, tuple[torch.Tensor, int]] = {}  # row -> (candidate mask (n_subsets,), built at update)
+        self.n_updates = 0
+        if self.k or config.candidate_tools:
             self.seen = torch.zeros(rewards.shape, dtype=torch.bool)
             self.evaluations = {"reasoner_calls": 0, "unique_reasoner_calls": 0}
         else:
@@ -130,8 +143,37 @@ class FGPO:
             mask = draw_subset_mask(len(rows), self.rewards.shape[1], self.k, generator)
             self.seen[rows] |= mask
             self.evaluations = {"reasoner_calls": self.evaluations["reasoner_calls"] + int(mask.sum()), "unique_reasoner_calls": int(self.seen.sum())}
+        elif self.config.candidate_tools:
+            mask = self._candidate_masks(policy, x, rows)
+        self.n_updates += 1
         loss = fgpo_loss(policy(x), self.rewards[rows], self.config.entropy_coef, self.config.kl_coef, ref_logits, mask)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
         return {"loss": loss.item(), "optimizer_steps": 1}
+
+    def _candidate_masks(self, policy: torch.nn.Module, x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+        """``(len(rows), n_subsets) bool`` candidate sets, rebuilt for rows whose set is an epoch old (module doc)."""
+        epoch = max(1, -(-self.n_train // len(rows)))  # updates per pass over the training questions
+        stale = [i for i, r in enumerate(rows.tolist()) if r not in self.candidates or self.n_updates - self.candidates[r][1] >= epoch]
+        if stale:
+            with torch.no_grad():
+                probs = torch.softmax(policy(x[stale]), -1)
+            fresh = candidate_mask(probs, self.tool_masks, self.config.candidate_tools, self.rewards[rows[stale]], self.seen[rows[stale]])
+            for i, m in zip(stale, fresh):
+                self.candidates[int(rows[i])] = (m, self.n_updates)
+                self.seen[rows[i]] |= m
+            self.evaluations = {"reasoner_calls": self.evaluations["reasoner_calls"] + int(fresh.sum()), "unique_reasoner_calls": int(self.seen.sum())}
+        return torch.stack([self.candidates[int(r)][0] for r in rows])
+
+
+def candidate_mask(probs: torch.Tensor, tool_masks: torch.Tensor, t: int, rewards: torch.Tensor, seen: torch.Tensor) -> torch.Tensor:
+    """Candidate sets (module doc). ``probs, rewards, seen: (B, S)``, ``tool_masks: (S, T) bool`` -> ``(B, S) bool``:
+    the subsets whose tools all lie among the ``t`` tools of most policy mass and the tools of the best cell seen."""
+    tm = tool_masks.to(probs.dtype)
+    marginal = probs @ tm  # (B, T): P(tool called)
+    allowed = torch.zeros_like(marginal, dtype=torch.bool).scatter_(1, torch.topk(marginal, min(t, tm.shape[1]), dim=1).indices, True)
+    has_seen = seen.any(1)
+    best = torch.where(seen, rewards, torch.full_like(rewards, float("-inf"))).argmax(1)
+    allowed |= tool_masks[best] & has_seen[:, None]
+    return ~((tool_masks[None].float() * (~allowed)[:, None, :].float()).sum(-1) > 0)  # subset within the allowed tools
