@@ -36,6 +36,7 @@ bench: setup
 	$(PY) benchmarks/bench_precompute.py
 	$(PY) benchmarks/bench_llm_backends.py
 	$(PY) benchmarks/bench_study.py
+	$(PY) benchmarks/bench_scaling.py
 
 clean-book:
 	rm -rf book/_build book/_generated
