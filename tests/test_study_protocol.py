@@ -48,3 +48,19 @@ def test_a_trained_arm_tests_every_question_once_per_seed(name, genehop_records)
     assert (res.calls > 0).all()
     # the arm learns: above the uniform policy's mean score
     assert res.scores.mean() > table.rewards.mean()
+
+
+def test_protocol_tables_on_two_settings(genehop_records, three_tool_table):
+    from fgpo_lib.study.protocol import main_table, paired_comparison, run_protocol
+
+    table, _ = genehop_records
+    results = run_protocol({"genehop x records": table}, seeds=[0], arms=["FGPO", "GRPO (paper)", "No-Tool", "Tools w/ Desc"], progress=False)
+    mt = main_table(results)
+    assert list(mt.columns) == ["setting", "questions", "FGPO", "GRPO (paper)", "No-Tool", "Tools w/ Desc"]
+    assert mt.loc[0, "Tools w/ Desc"] == "pending" and mt.loc[0, "questions"] == 100
+    pc = paired_comparison(results, "FGPO", "GRPO (paper)")
+    r = pc.iloc[0]
+    assert r["lo"] <= r["FGPO - GRPO (paper)"] <= r["hi"] and 0 <= r["McNemar p"] <= r["Holm p"] <= 1
+    assert r["MDD (80%)"] >= 0
+    a, b = results["genehop x records"]["FGPO"].scores, results["genehop x records"]["GRPO (paper)"].scores
+    assert r["FGPO - GRPO (paper)"] == pytest.approx(100 * (a.mean() - b.mean()))

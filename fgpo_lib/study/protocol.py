@@ -180,3 +180,74 @@ def _best_lr(runs, records):
         if key not in best or dev > best[key][1]["selected"]["dev"]["greedy_reward"]:
             best[key] = (run, rec)
     return list(best.values())
+
+
+# --- many settings, and the paired statistics of the main table -----------------------------------------------------
+def run_protocol(tables: dict, seeds: list[int], arms: list[str] | None = None, k: int = 5, progress: bool = True) -> dict:
+    """Every arm of ``arms`` (default: all of :data:`ARMS`) on every table of ``tables`` (setting name -> RewardTable),
+    with the text featurizer. Returns ``{setting: {arm: ArmResult}}``; a tqdm bar in the terminal."""
+    from tqdm import tqdm
+
+    from ..features import make_featurizer
+
+    names = list(ARMS) if arms is None else arms
+    out: dict = {}
+    with tqdm(total=len(tables) * len(names), desc="protocol", unit="arm", disable=not progress) as bar:
+        for setting, table in tables.items():
+            features = make_featurizer("text")(table.questions)
+            out[setting] = {}
+            for name in names:
+                out[setting][name] = run_arm(ARMS[name], table, features, seeds, k=k)
+                bar.update()
+    return out
+
+
+def main_table(results: dict) -> "pd.DataFrame":
+    """Settings x arms: mean test score in points with its 95% bootstrap CI (seeds and questions), as the paper's
+    Table 2 is laid out. Columns: ``setting``, ``questions``, then one ``"mean [lo, hi]"`` column per arm."""
+    import pandas as pd
+
+    from ..stats import bootstrap_ci
+
+    rows = []
+    for setting, arms in results.items():
+        row = {"setting": setting}
+        for name, res in arms.items():
+            row["questions"] = res.scores.shape[1]
+            if res.pending:
+                row[name] = "pending"
+                continue
+            m, lo, hi = bootstrap_ci(res.scores)
+            row[name] = f"{100 * m:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def paired_comparison(results: dict, a: str, b: str) -> "pd.DataFrame":
+    """``a`` against ``b`` in every setting: the mean paired difference in points with its CI, McNemar's p on
+    full-credit answers (score 1; per question, correct under the majority of seeds), Holm's adjustment across
+    settings, the minimum detectable difference at 80% power, and tools per question of both."""
+    import pandas as pd
+
+    from ..stats import holm, mcnemar, min_detectable_difference, paired_difference_ci
+
+    rows = []
+    for setting, arms in results.items():
+        ra, rb = arms[a], arms[b]
+        if ra.pending or rb.pending:
+            continue
+        diff, lo, hi = paired_difference_ci(ra.scores, rb.scores)
+        correct_a, correct_b = (ra.scores == 1).mean(0) > 0.5, (rb.scores == 1).mean(0) > 0.5
+        test = mcnemar(correct_a, correct_b)
+        rows.append(
+            {
+                "setting": setting, "questions": ra.scores.shape[1], f"{a} - {b}": 100 * diff, "lo": 100 * lo, "hi": 100 * hi,
+                "a only": test["b10"], "b only": test["b01"], "McNemar p": test["p"],
+                "MDD (80%)": 100 * min_detectable_difference(ra.scores.mean(0) - rb.scores.mean(0)),
+                f"tools/q {a}": float(ra.sizes.mean()), f"tools/q {b}": float(rb.sizes.mean()),
+            }
+        )
+    df = pd.DataFrame(rows)
+    if len(df):
+        df.insert(df.columns.get_loc("McNemar p") + 1, "Holm p", holm(df["McNemar p"].to_numpy()))
+    return df

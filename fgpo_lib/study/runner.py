@@ -34,7 +34,11 @@ from ..reasoners.registry import REASONERS
 
 #: every (benchmark, reasoner) the book shows: the reasoners with a study role in the registry
 SETTINGS = [(b, r) for b in BENCHMARKS for r, e in REASONERS.items() if e.study]
-SMALL = {"settings": [("genehop", "records"), ("geneseq", "bm25")], "params": {"seeds": [0, 1], "steps": 30, "featurizer": "text"}}
+SMALL = {
+    "settings": [("genehop", "records"), ("geneseq", "bm25")],
+    "params": {"seeds": [0, 1], "steps": 30, "featurizer": "text"},
+    "protocol": {"seeds": [0], "arms": ["FGPO", "GRPO (paper)", "No-Tool", "Oracle"], "max_tables": 2},
+}
 TABLE_DIR = ROOT / "tables"
 
 
@@ -131,14 +135,17 @@ def run_study(book_dir: Path, workers: int = 2, small: bool = False, overrides: 
     (gen / "study.json").write_text(json.dumps({"settings": done, "pending": pending, "small": small}, indent=1))
     for name in BOOK_NOTEBOOKS:
         print(f"executing notebooks/{name}.ipynb", flush=True)
-        execute_notebook(name, gen, {})  # the results notebook reads the study from its own folder
+        params = {}  # the results notebook reads the study from its own folder
+        if name == "protocol":
+            params = {"tables_dir": os.path.relpath(TABLE_DIR.resolve(), gen.resolve()), **(SMALL["protocol"] if small else {})}
+        execute_notebook(name, gen, params)
     _write_settings_toc(book_dir, done)
     return build_book(book_dir)
 
 
 def _write_settings_toc(book_dir: Path, done: list[str]) -> None:
     """The table of contents: fixed chapters, then one page per setting that ran."""
-    lines = ["format: jb-book", "root: intro", "chapters:", "  - file: method", "  - file: _generated/worked_example", "  - file: _generated/environment", "  - file: _generated/results"]
+    lines = ["format: jb-book", "root: intro", "chapters:", "  - file: method", "  - file: _generated/worked_example", "  - file: _generated/environment", "  - file: _generated/results", "  - file: _generated/protocol"]
     if done:
         lines += ["  - file: settings", "    sections:"] + [f"      - file: _generated/settings/{n}" for n in done]
     lines.append("  - file: limitations")
