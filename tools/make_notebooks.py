@@ -582,6 +582,8 @@ glue("proto_n_pos", int((main_pair["lo"] > 0).sum()), display=False)
 glue("proto_tools_fgpo", float(main_pair["tools/q FGPO"].mean()), display=False)
 glue("proto_tools_grpo", float(main_pair["tools/q GRPO (paper)"].mean()), display=False)
 glue("proto_mdd", float(main_pair["MDD (80%)"].median()), display=False)
+glue("proto_q_min", int(overview.questions.min()), display=False)
+glue("proto_q_max", int(overview.questions.max()), display=False)
 show(main_pair, 2)
 """),
     ("md", """
@@ -589,8 +591,9 @@ Under the paper's protocol, FGPO - GRPO averages {glue:text}`proto_mean_diff:+.2
 at most {glue:text}`proto_max_diff:+.2f` ({glue:text}`proto_max_setting`); the paper reports +6.75 on average and at
 most +14.20. The paired interval excludes zero in FGPO's favour in {glue:text}`proto_n_pos` settings, and McNemar's
 test (full-credit answers, Holm-adjusted across settings) rejects equality at 5% in {glue:text}`proto_n_sig`. The
-median minimum detectable difference at 80% power is {glue:text}`proto_mdd:.1f` points: these tables hold 60 to 100
-questions, so only large differences can be seen until the reasoner-ladder tables cover every question. FGPO calls
+median minimum detectable difference at 80% power is {glue:text}`proto_mdd:.1f` points: these tables hold
+{glue:text}`proto_q_min` to {glue:text}`proto_q_max` questions, so only large differences can be seen until the
+reasoner-ladder tables cover every question. FGPO calls
 {glue:text}`proto_tools_fgpo:.2f` tools per question and GRPO {glue:text}`proto_tools_grpo:.2f` (the paper: 1.40
 against 2.36).
 
