@@ -30,6 +30,16 @@ def check_ranges(obj) -> None:
         check_range(prefix + name, getattr(obj, name), lo, hi)
 
 
+class Ranged:
+    """Base of a config dataclass whose numeric fields have ranges: ``RANGES = {field: (lo, hi)}`` is checked after
+    ``__init__`` (a subclass that checks more calls ``super().__post_init__()``)."""
+
+    RANGES: dict = {}
+
+    def __post_init__(self) -> None:
+        check_ranges(self)
+
+
 def _ranged(kind, lo: float | None, hi: float | None = None, what: str = ""):
     def parse(text: str):
         try:

@@ -41,11 +41,11 @@ from dataclasses import dataclass
 
 import torch
 
-from ..validation import check_ranges
+from ..validation import Ranged
 
 
 @dataclass
-class FGPOConfig:
+class FGPOConfig(Ranged):
     entropy_coef: float = 0.0
     """Weight of the mean policy entropy bonus (nats); 0 disables it."""
     kl_coef: float = 0.0
@@ -56,9 +56,6 @@ class FGPOConfig:
     """t of the candidate sets (module doc): tools whose subsets each question enumerates, rebuilt every epoch; 0 = off."""
 
     RANGES = {"entropy_coef": (0, None), "kl_coef": (0, None), "subsets_per_update": (0, None), "candidate_tools": (0, None)}
-
-    def __post_init__(self) -> None:
-        check_ranges(self)
 
 
 def fgpo_loss(

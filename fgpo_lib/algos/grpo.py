@@ -28,14 +28,14 @@ from dataclasses import dataclass
 
 import torch
 
-from ..validation import check_ranges
+from ..validation import Ranged
 
 STD_EPS = 1e-4
 SCALE_REWARDS = ("group", "batch", "none")
 
 
 @dataclass
-class GRPOConfig:
+class GRPOConfig(Ranged):
     temperature: float = 1.0
     """Sampling temperature: samples come from softmax(logits / temperature), as in TRL."""
     num_iterations: int = 1
@@ -65,7 +65,7 @@ class GRPOConfig:
     }
 
     def __post_init__(self) -> None:
-        check_ranges(self)
+        super().__post_init__()
         if self.scale_rewards not in SCALE_REWARDS:
             raise ValueError(f"scale_rewards must be one of {SCALE_REWARDS}, got {self.scale_rewards!r}")
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ..validation import check_ranges
+from ..validation import Ranged
 
 
 def best_subsets(scores: torch.Tensor) -> torch.Tensor:
@@ -51,15 +51,12 @@ class SFT(_TableImitation):
 
 
 @dataclass
-class DPOConfig:
+class DPOConfig(Ranged):
     beta: float = 0.1
     """DPO's inverse temperature; the paper tries 0.1, 0.3 and 0.5."""
 
     RANGES = {"beta": (1e-6, None)}
     FLAG_PREFIX = "dpo_"  # the command line's --dpo-beta (GRPO has a beta of its own)
-
-    def __post_init__(self) -> None:
-        check_ranges(self)
 
 
 def draw_rejected(scores: torch.Tensor, best: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:

@@ -18,18 +18,15 @@ from dataclasses import dataclass
 
 import torch
 
-from ..validation import check_ranges
+from ..validation import Ranged
 
 
 @dataclass
-class RLOOConfig:
+class RLOOConfig(Ranged):
     group_size: int = 8
     """G: draws per question (at least 2: the baseline needs another sample)."""
 
     RANGES = {"group_size": (2, None)}
-
-    def __post_init__(self) -> None:
-        check_ranges(self)
 
 
 def rloo_advantages(rewards: torch.Tensor) -> torch.Tensor:

@@ -22,20 +22,17 @@ from dataclasses import dataclass
 
 import torch
 
-from ..validation import check_ranges
+from ..validation import Ranged
 
 
 @dataclass
-class SumAndSampleConfig:
+class SumAndSampleConfig(Ranged):
     top_m: int = 8
     """m: subsets summed exactly per question (the policy's current most probable)."""
     n_samples: int = 4
     """Draws from the rest per question."""
 
     RANGES = {"top_m": (1, None), "n_samples": (1, None)}
-
-    def __post_init__(self) -> None:
-        check_ranges(self)
 
 
 def sum_and_sample_surrogate(config: SumAndSampleConfig):

@@ -25,20 +25,17 @@ from functools import lru_cache
 
 import torch
 
-from ..validation import check_ranges
+from ..validation import Ranged
 
 MAX_K = 6
 
 
 @dataclass
-class UnorderedSetConfig:
+class UnorderedSetConfig(Ranged):
     set_size: int = 4
     """k: distinct subsets drawn per question (at most MAX_K)."""
 
     RANGES = {"set_size": (2, MAX_K)}
-
-    def __post_init__(self) -> None:
-        check_ranges(self)
 
 
 @lru_cache(maxsize=None)
