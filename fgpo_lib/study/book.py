@@ -43,7 +43,20 @@ def execute_notebook(name: str, out_dir: Path, parameters: dict, out_name: str |
     finally:
         for key in added:
             os.environ.pop(key, None)
+    fold_injected_parameters(out)
     return out
+
+
+def fold_injected_parameters(notebook: Path) -> None:
+    """Fold papermill's injected parameters cell like the other code cells of a published page."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if "injected-parameters" in tags and "hide-input" not in tags:
+            cell.metadata["tags"] = [*tags, "hide-input"]
+    nbformat.write(nb, notebook)
 
 
 def show(df, digits: int = 3):

@@ -85,17 +85,12 @@ def setting_title(benchmark: str, reasoner: str) -> str:
 
 
 def _retitle(notebook: Path, title: str) -> None:
-    """Give an executed setting notebook its own page title (the first line of its first cell), and fold papermill's
-    injected parameters cell like the other code cells."""
+    """Give an executed setting notebook its own page title (the first line of its first cell)."""
     import nbformat
 
     nb = nbformat.read(notebook, as_version=4)
     first = nb.cells[0]
     first.source = "\n".join([f"# {title}", *first.source.splitlines()[1:]])
-    for cell in nb.cells:
-        tags = cell.metadata.get("tags", [])
-        if "injected-parameters" in tags and "hide-input" not in tags:
-            cell.metadata["tags"] = [*tags, "hide-input"]
     nbformat.write(nb, notebook)
 
 
