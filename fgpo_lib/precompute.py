@@ -135,6 +135,10 @@ class CellCache:
             out.update({r[0]: r[1:] for r in rows})
         return out
 
+    def ok(self, keys: list[str]) -> set[str]:
+        """The keys among ``keys`` whose cell is evaluated without failure."""
+        return {k for k, hit in self.get(keys).items() if hit[2] == "ok"}
+
     def put(self, rows: list[tuple]) -> None:
         """Rows ``(key, qid, subset, reasoner, answer, reward, status, error, seconds)``, in one transaction."""
         with self.db:
@@ -257,12 +261,14 @@ class PrecomputeEngine:
         """The reasoner's fingerprint, computed once (it may hash a model file)."""
         return json.dumps(self.reasoner.fingerprint(), sort_keys=True)
 
-    def key(self, qid: str, subset: int | str) -> str:
-        """Cache key of a cell: ``subset`` is an index of this space or a ``'+'``-joined label (any library)."""
-        label = subset if isinstance(subset, str) else self.space.label(subset)
-        return hashlib.sha256(json.dumps([qid, label, self.reasoner_key, self._tools_version]).encode()).hexdigest()
+    def key(self, qid: str, subset: int | str | tuple) -> str:
+        """Cache key of a cell: ``subset`` as :meth:`_label` takes it (the label is what libraries share)."""
+        return hashlib.sha256(json.dumps([qid, self._label(subset), self.reasoner_key, self._tools_version]).encode()).hexdigest()
 
-    def _label(self, subset) -> str:
+    def _label(self, subset: int | str | tuple) -> str:
+        """A subset's ``'+'``-joined label from an index of this space, a tuple of tool names, or a label."""
+        if isinstance(subset, str):
+            return subset
         return "+".join(subset) if isinstance(subset, tuple) else self.space.label(subset)
 
     def _rows(self, q: Question, results: list, seconds: float) -> list[tuple]:
@@ -272,8 +278,8 @@ class PrecomputeEngine:
     def pending(self, q: Question) -> list[int]:
         """Subsets of ``q`` without an ``ok`` cell, in trie order."""
         order = self.space.trie_order().tolist()
-        got = self.cache.get([self.key(q.qid, s) for s in order])
-        return [s for s in order if got.get(self.key(q.qid, s), (None, None, None))[2] != "ok"]
+        done = self.cache.ok([self.key(q.qid, s) for s in order])
+        return [s for s in order if self.key(q.qid, s) not in done]
 
     def seed_from_table(self, table: RewardTable, source: str = "table") -> int:
         """Fill the cell cache from a table made by ``fgpo precompute`` (partial or complete, any library or sample).
@@ -299,8 +305,8 @@ class PrecomputeEngine:
                     label = extra["subsets"][i]
                     answer = extra["answers"][i] if extra["kind"] == "cell" else None
                     rows.append((self.key(qid, label), qid, label, self.spec.reasoner, answer, float(extra["rewards"][i]), "ok", f"seeded from {source}", 0.0))
-        have = self.cache.get([r[0] for r in rows])
-        new = [r for r in rows if have.get(r[0], (None, None, None))[2] != "ok"]
+        done = self.cache.ok([r[0] for r in rows])
+        new = [r for r in rows if r[0] not in done]
         self.cache.put(new)
         self.seeded_from.append({"source": Path(source).name, "cells": len(new), "backend": prov.get("backend")})
         return len(new)
@@ -369,31 +375,27 @@ class PrecomputeEngine:
         own = None
         if executor is None and workers > 1:
             executor = own = ProcessPoolExecutor(max_workers=workers)
-        try:
+        def evaluated():  # (question, results, seconds), in todo order, here or on the executor's workers
             if executor is None:
                 for q, pend in todo:
                     t = time.perf_counter()
-                    res = evaluate_question(self.spec, q, pend, self.reasoner)
-                    self.cache.put(self._rows(q, res, time.perf_counter() - t))
-                    computed += len(res)
-                    failed += sum(r[3] == "failed" for r in res)
-                    bar.update(len(res))
-                    done += 1
-                    if checkpoint and checkpoint_every and done % checkpoint_every == 0:
-                        checkpoint()
-            else:
-                spec_dict = asdict(self.spec)
-                futures = [executor.submit(_evaluate_remote, spec_dict, asdict(q), pend) for q, pend in todo]
-                by_qid = {q.qid: q for q, _ in todo}
-                for fut in futures:  # write in submission order: deterministic cache contents
-                    qid, res, secs = fut.result()
-                    self.cache.put(self._rows(by_qid[qid], res, secs))
-                    computed += len(res)
-                    failed += sum(r[3] == "failed" for r in res)
-                    bar.update(len(res))
-                    done += 1
-                    if checkpoint and checkpoint_every and done % checkpoint_every == 0:
-                        checkpoint()
+                    yield q, evaluate_question(self.spec, q, pend, self.reasoner), time.perf_counter() - t
+                return
+            spec_dict = asdict(self.spec)
+            futures = [executor.submit(_evaluate_remote, spec_dict, asdict(q), pend) for q, pend in todo]
+            for (q, _), fut in zip(todo, futures):  # written in submission order: deterministic cache contents
+                _, res, secs = fut.result()
+                yield q, res, secs
+
+        try:
+            for q, res, secs in evaluated():
+                self.cache.put(self._rows(q, res, secs))
+                computed += len(res)
+                failed += sum(r[3] == "failed" for r in res)
+                bar.update(len(res))
+                done += 1
+                if checkpoint and checkpoint_every and done % checkpoint_every == 0:
+                    checkpoint()
         finally:
             bar.close()
             if own is not None:
@@ -414,7 +416,8 @@ class PrecomputeEngine:
         return type(self.reasoner).select_tools is not Reasoner.select_tools
 
     def _ensure_cells(self, q: Question, subsets: list[tuple[str, ...]]) -> None:
-        missing = [s for s in subsets if self.cache.get([self.key(q.qid, "+".join(s))]).get(self.key(q.qid, "+".join(s)), (None, None, None))[2] != "ok"]
+        done = self.cache.ok([self.key(q.qid, s) for s in subsets])
+        missing = [s for s in subsets if self.key(q.qid, s) not in done]
         if missing:
             t = time.perf_counter()
             self.cache.put(self._rows(q, evaluate_question(self.spec, q, missing, self.reasoner), time.perf_counter() - t))
