@@ -159,7 +159,7 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
                     if len(rows):
                         point[split] = evaluate(probs[r][rows], table.rewards[rows], space, cfg.group_size, np.random.default_rng([run.seed, step, salt]), (values, classes[rows]))
                 records[r]["curves"].append(point)
-                if "dev" in point and (best_dev[r] is None or point["dev"]["greedy_reward"] > best_dev[r][0]["dev"]["greedy_reward"]):
+                if "dev" in point and (step > 0 or cfg.steps == 0) and (best_dev[r] is None or point["dev"]["greedy_reward"] > best_dev[r][0]["dev"]["greedy_reward"]):
                     best_dev[r] = (point, probs[r])
             final_probs = probs
         if step == cfg.steps:
@@ -197,12 +197,12 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
     for r, rec in enumerate(records):
         last = rec["curves"][-1]
         rec["final"] = {k: last.get(k) for k in ("train", "test", "reasoner_calls", "unique_reasoner_calls")} | {"optimizer_steps": optimizer_steps}
-        rec["per_question"] = {"test": _per_question(final_probs[r], table, test_of(r))} if len(test_of(r)) else {}
+        rec["per_question"] = {"test": _per_question(final_probs[r], table, test_of(r), keep_probs=True)} if len(test_of(r)) else {}
         rec["selected"] = None
         if best_dev[r] is not None:
             point, p = best_dev[r]
             rec["selected"] = {"step": point["step"], **{k: point.get(k) for k in ("train", "dev", "test", "reasoner_calls", "unique_reasoner_calls")}}
-            rec["selected"]["per_question"] = {"test": _per_question(p, table, test_of(r))} if len(test_of(r)) else {}
+            rec["selected"]["per_question"] = {"test": _per_question(p, table, test_of(r), keep_probs=True)} if len(test_of(r)) else {}
     return records
 
 

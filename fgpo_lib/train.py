@@ -12,10 +12,13 @@ Run record (what ``fgpo train --out run.json`` writes)::
                  "group_zero_variance" (GRPO: share of training groups with equal rewards since the last point),
                  "train": metrics, "test": metrics}, ...],
      "final": {"train": metrics, "test": metrics, "reasoner_calls", "unique_reasoner_calls", "optimizer_steps"},
-     "per_question": {"train"|"test": {"question_ids", "greedy_reward", "expected_reward", "greedy_size"}},
+     "per_question": {"train"|"test": {"question_ids", "greedy_subset", "greedy_reward", "expected_reward",
+                                      "greedy_size"[, "probs" with splits: pi(S|q) of each test question]}},
      "subset_probs": {"train"|"test": (n_subsets,) mean over questions of pi(S|q), canonical order},
      "selected": null, or with a dev split {"step", "train"|"dev"|"test": metrics, "per_question": {"test": ...}}:
-                 the evaluation point with the best dev greedy reward (ties: the earliest), as the paper reports}
+                 the evaluation point with the best dev greedy reward (ties: the earliest), as the paper reports;
+                 the untrained step 0 is no candidate (the paper picks among steps 25, 50, ...), so a tie on
+                 dev never reports the initial policy as a trained one}
 
 With ``splits={"train": rows, "dev": rows, "test": rows}`` (row indices, e.g. from :mod:`fgpo_lib.crossfit`) the
 table's own train/test split is overridden, curves also record ``dev`` metrics, and ``selected`` is filled.
@@ -139,14 +142,20 @@ def _metrics(probs: np.ndarray, table: RewardTable, rows: np.ndarray, cfg: Train
     return evaluate(probs[rows], table.rewards[rows], table.space, cfg.group_size, rng, None if classes is None else (classes[0], classes[1][rows]))
 
 
-def _per_question(probs: np.ndarray, table: RewardTable, rows: np.ndarray) -> dict:
+def _per_question(probs: np.ndarray, table: RewardTable, rows: np.ndarray, keep_probs: bool = False) -> dict:
+    """Per question of ``rows``: the greedy subset (canonical index), its reward and size, the expected reward, and
+    with ``keep_probs`` the policy itself, ``probs: (len(rows), n_subsets)`` as nested lists."""
     p, r = probs[rows], table.rewards[rows]
-    return {
+    out = {
         "question_ids": [table.question_ids[i] for i in rows],
+        "greedy_subset": np.argmax(p, axis=1).tolist(),
         "greedy_reward": greedy_reward(p, r).tolist(),
         "expected_reward": expected_reward(p, r).tolist(),
         "greedy_size": table.space.sizes[np.argmax(p, axis=1)].tolist(),
     }
+    if keep_probs:
+        out["probs"] = p.tolist()
+    return out
 
 
 def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None = None, progress: bool = False, oracle=None, splits: dict | None = None) -> dict:
@@ -224,7 +233,7 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
             }
             if len(dev_rows):
                 point["dev"] = _metrics(probs, table, dev_rows, cfg, step, 2, classes)
-                if selected is None or point["dev"]["greedy_reward"] > selected["dev"]["greedy_reward"]:
+                if (step > 0 or steps == 0) and (selected is None or point["dev"]["greedy_reward"] > selected["dev"]["greedy_reward"]):
                     selected, selected_probs = point, probs
             curves.append(point)
             zero_var = []
@@ -264,13 +273,13 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
             "unique_reasoner_calls": last["unique_reasoner_calls"],
             "optimizer_steps": optimizer_steps,
         },
-        "per_question": {name: _per_question(probs, table, rows) for name, rows in (("train", train_rows), ("test", test_rows)) if len(rows)},
+        "per_question": {name: _per_question(probs, table, rows, keep_probs=splits is not None and name == "test") for name, rows in (("train", train_rows), ("test", test_rows)) if len(rows)},
         "subset_probs": {name: probs[rows].mean(axis=0).tolist() for name, rows in (("train", train_rows), ("test", test_rows)) if len(rows)},
         "selected": None
         if selected is None
         else {
             "step": selected["step"],
             **{k: selected[k] for k in ("train", "dev", "test", "reasoner_calls", "unique_reasoner_calls")},
-            "per_question": {"test": _per_question(selected_probs, table, test_rows)} if len(test_rows) else {},
+            "per_question": {"test": _per_question(selected_probs, table, test_rows, keep_probs=True)} if len(test_rows) else {},
         },
     }

@@ -27,7 +27,12 @@ def test_untrained_arms_by_hand(three_tool_table):
     assert got["All-Tools"].sizes[0].tolist() == [3, 3, 3, 3]
     cols = np.random.default_rng(0).integers(0, 8, 4)
     np.testing.assert_array_equal(got["Random"].scores[1], t.rewards[np.arange(4), cols])
-    assert got["Tools w/ Desc"].pending and np.isnan(got["Tools w/ Desc"].scores).all()
+    assert got["Tools w/ Desc"].pending and np.isnan(got["Tools w/ Desc"].scores).all()  # an LLM table without selection calls
+    # the dead-group rate of a deterministic policy is 1 at every G; of the uniform policy, the closed form by hand
+    assert np.allclose(got["No-Tool"].dead["selected"], 1.0)
+    eq1 = (2 * t.rewards - 1) + 0.1 * (1 - 2 * t.space.sizes[None, :] / 3)
+    by_hand = np.mean([sum((np.sum(row == v) / 8) ** 6 for v in np.unique(row)) for row in eq1])
+    assert got["Random"].dead["selected"][4] == pytest.approx(by_hand)  # G = 6 is the fifth of 2, 3, ...
 
 
 @pytest.fixture(scope="module")
@@ -51,16 +56,68 @@ def test_a_trained_arm_tests_every_question_once_per_seed(name, genehop_records)
 
 
 def test_protocol_tables_on_two_settings(genehop_records, three_tool_table):
-    from fgpo_lib.study.protocol import main_table, paired_comparison, run_protocol
+    from fgpo_lib.study.protocol import run_protocol
+    from fgpo_lib.study.protocol_results import main_table, paired_comparison
 
     table, _ = genehop_records
     results = run_protocol({"genehop x records": table}, seeds=[0], arms=["FGPO", "GRPO (paper)", "No-Tool", "Tools w/ Desc"], progress=False)
     mt = main_table(results)
     assert list(mt.columns) == ["setting", "questions", "FGPO", "GRPO (paper)", "No-Tool", "Tools w/ Desc"]
-    assert mt.loc[0, "Tools w/ Desc"] == "pending" and mt.loc[0, "questions"] == 100
+    assert mt.loc[0, "questions"] == 100
+    # a reader's Tools w/ Desc is MiniLM's description selector: a subset of the table for every question
+    desc = results["genehop x records"]["Tools w/ Desc"]
+    assert not desc.pending and (desc.subsets >= 0).all() and (desc.sizes >= 1).all()
+    np.testing.assert_array_equal(desc.scores[0], table.rewards[np.arange(100), desc.subsets[0]])
     pc = paired_comparison(results, "FGPO", "GRPO (paper)")
     r = pc.iloc[0]
     assert r["lo"] <= r["FGPO - GRPO (paper)"] <= r["hi"] and 0 <= r["McNemar p"] <= r["Holm p"] <= 1
     assert r["MDD (80%)"] >= 0
     a, b = results["genehop x records"]["FGPO"].scores, results["genehop x records"]["GRPO (paper)"].scores
     assert r["FGPO - GRPO (paper)"] == pytest.approx(100 * (a.mean() - b.mean()))
+
+
+def test_dev_selection_never_reports_the_untrained_policy(genehop_records):
+    """Ties on dev go to the earliest trained checkpoint, never step 0 (the paper picks among steps 25, 50, ...)."""
+    from fgpo_lib.crossfit import crossfit_folds
+    from fgpo_lib.train import TrainConfig, train
+
+    table, features = genehop_records
+    fold = crossfit_folds(table.question_ids, table.tasks, k=5, seed=0)[0]
+    rec = train(table, TrainConfig(method="fgpo", steps=8, eval_every=2, lr=1e-6), features=features, splits=fold)  # barely moves: dev ties
+    assert rec["selected"]["step"] == 2
+
+
+def test_saved_protocol_round_trips_and_transfer_by_hand(tmp_path, three_tool_table):
+    """save/load keep every array; transfer scores A's choices in B's table on the shared questions."""
+    from fgpo_lib.study.protocol_results import SettingMeta, transfer_frame
+
+    t = three_tool_table
+    a = run_arm(ARMS["Oracle"], t, None, seeds=[0])
+    from fgpo_lib.study.protocol import ArmResult
+
+    back = ArmResult.from_json(a.to_json())
+    for k in ("scores", "final", "sizes", "subsets", "calls"):
+        np.testing.assert_array_equal(getattr(a, k), getattr(back, k))
+    # B: the same questions, rewards reversed over subsets; A's oracle choices scored there by hand
+    b_table = type(t)(rewards=t.rewards[:, ::-1].copy(), question_ids=t.question_ids, space=t.space, questions=t.questions, tasks=t.tasks, split=t.split)
+    pa, pb = tmp_path / "a.npz", tmp_path / "b.npz"
+    t.save(pa), b_table.save(pb)
+    b = run_arm(ARMS["Oracle"], b_table, None, seeds=[0])
+    results = {"4 tools": {"A": {"FGPO": a}, "B": {"FGPO": b}}}
+    meta = {("4 tools", "A"): SettingMeta("x", "ra", "4 tools", pa), ("4 tools", "B"): SettingMeta("x", "rb", "4 tools", pb)}
+    tr = transfer_frame(results, meta, "4 tools").set_index(["trained on", "evaluated on"])
+    by_hand = b_table.rewards[np.arange(4), a.subsets[0]].mean()
+    assert tr.loc[("ra", "rb"), "transfer"] == pytest.approx(100 * by_hand)
+    assert tr.loc[("ra", "rb"), "loss"] == pytest.approx(100 * (b_table.rewards.max(1).mean() - by_hand))
+    assert tr.loc[("ra", "ra"), "loss"] == pytest.approx(0)
+
+
+def test_description_selector_by_hand():
+    from fgpo_lib.genomics.desc_selector import select_by_similarity, tool_descriptions
+
+    sim = np.array([[0.5, 0.47, 0.1], [0.2, 0.3, 0.9], [0.4, 0.4, 0.4]])
+    assert select_by_similarity(sim, max_size=4) == [(0, 1), (2,), (0, 1, 2)]
+    assert select_by_similarity(sim, max_size=2) == [(0, 1), (2,), (0, 1)]
+    assert tool_descriptions(["blast"])[0].startswith("blast: ")
+    with pytest.raises(ValueError, match="unknown tools"):
+        tool_descriptions(["nope"])

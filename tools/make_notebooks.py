@@ -240,13 +240,19 @@ SETTING = [
     ("md", """
 # Setting: one benchmark, one frozen reasoner
 
-FGPO, GRPO, the uniform policy and oracle-best on one reward table, over several seeds; evaluated on the test split.
+First the paper's protocol on this setting's tables (the 4-tool library, the paper's n = 4, then the 8-tool
+library): every arm, cross-fitted over 5 folds so that each question is tested once per seed, with learning rate and
+checkpoint chosen on dev. Then, as a sensitivity check, the earlier protocol (raw score, no entropy bonus, 200
+full-batch updates) on one table.
 """),
     ("code", """
 benchmark = "genehop"
 reasoner = "records"
 table_path = ""                 # the setting's reward table (.npz); "" builds a reader's table in a temporary folder
 results_dir = ""                # where results are saved; "" for a temporary folder
+library_paths = {}              # {"4 tools"|"8 tools": table path} for the paper's protocol; {} uses table_path
+protocol_seeds = [0, 1, 2]
+protocol_arms = None            # None: every arm of fgpo_lib.study.protocol.ARMS
 methods = ["fgpo", "grpo", "uniform", "oracle-best"]
 seeds = [0, 1, 2, 3, 4]
 group_size = 8                  # GRPO's G
@@ -285,6 +291,44 @@ show(pd.DataFrame([{"questions": table.n_questions, "train": len(table.split_ind
                     "subsets": table.n_subsets, "tools": ", ".join(table.tool_names), "features": f"{used_featurizer} ({features.shape[1]})",
                     "scoring": table.provenance.get("scoring", "lenient")}]))
 """),
+    ("md", """
+## The paper's protocol
+
+Test score in points at the dev-selected checkpoint (95% bootstrap interval over seeds and questions) and at the final
+checkpoint, tools per question, reasoner calls per training fold (table cells read, or GRPO's on-demand calls), and
+the learning rates the dev split chose from the shared grid (how many of the seed x fold trainings chose each).
+"""),
+    ("code", """
+from fgpo_lib.study.protocol import ARMS, run_protocol
+from fgpo_lib.study.protocol_results import arm_summary, save_protocol
+
+library_paths = library_paths or {"8 tools" if table.n_subsets > 16 else "4 tools": str(table_path or "")}
+proto_tables = {lib: RewardTable.load(p) if p else table for lib, p in library_paths.items()}
+proto = run_protocol(proto_tables, protocol_seeds, protocol_arms, progress=False)
+if all(library_paths.values()):
+    save_protocol(proto, library_paths, Path(results_dir) / "protocol.json", benchmark, reasoner)
+summary = pd.concat([arm_summary(arms_).assign(library=f"{lib} ({proto_tables[lib].n_subsets} subsets)") for lib, arms_ in proto.items()], ignore_index=True)
+show(summary[["library", *summary.columns[:-1]]], 2)
+"""),
+    ("code", """
+budget = pd.DataFrame([{"library": lib, "arm": a, "group": ARMS[a].group, "score": 100 * float(np.nanmean(r.scores)), "calls": float(r.calls.mean())}
+                       for lib, arms_ in proto.items() for a, r in arms_.items() if not r.pending and a not in ("Oracle", "No-Tool")])
+fig, axes = plt.subplots(1, len(proto), figsize=(5.2 * len(proto), 3.8), squeeze=False)
+for ax, (lib, df) in zip(axes[0], budget.groupby("library", sort=False)):
+    sns.scatterplot(data=df, x="calls", y="score", hue="group", style="group", s=60, ax=ax)
+    for _, r in df.iterrows():
+        ax.annotate(r.arm, (r.calls, r.score), fontsize=6, xytext=(3, 2), textcoords="offset points")
+    for a, ls in (("Oracle", ":"), ("No-Tool", "--")):
+        ax.axhline(100 * float(np.nanmean(proto[lib][a].scores)), color="grey", ls=ls, lw=1, label=a.lower())
+    ax.set(xscale="log", xlabel="reasoner calls per training fold (log scale)", ylabel="test score (points)", title=f"{benchmark} / {reasoner}, {lib}")
+    ax.legend(fontsize=7)
+fig.tight_layout()
+"""),
+    ("md", """
+## Sensitivity: the earlier protocol
+
+FGPO and GRPO on the raw score, without entropy bonus, 200 full-batch updates, on the table's own train/test split.
+"""),
     ("code", """
 base = TrainConfig(steps=steps, lr=lr, batch_questions=batch_questions, group_size=group_size, parameterization=parameterization, eval_every=eval_every)
 runs = compare_runs(table, base, methods, seeds, progress=False, features=features)
@@ -305,10 +349,21 @@ fig.tight_layout()
 
 RESULTS = [
     ("md", """
-# Results
+# Sensitivity: the earlier protocol
 
-Every number on this page is computed from the setting runs of this build (one page per setting follows), and
-glued into the text. The paper's numbers are quoted beside ours for comparison, never used.
+The headline is the previous chapter, the paper's own protocol. This chapter keeps the study's earlier protocol as a
+sensitivity check, and the two differ in ways that decide the outcome:
+
+* **Reward.** Here both methods train on the raw score; the paper trains FGPO on Eq. 1, whose parsimony term breaks
+  ties between subsets that score alike, and its GRPO on the differential reward (tools against no tool).
+* **Schedule.** Here both get 200 full-batch updates (matched in updates); the paper matches epochs, gives FGPO an
+  entropy bonus of 0.03, and gives GRPO G = 6 and 2.4 times FGPO's table cells in reasoner calls.
+* **Evaluation.** Here each setting has one fixed train/test split and reports the final policy; the paper selects
+  the checkpoint on a dev split, and the headline chapter cross-fits so that every question is tested once per seed.
+
+Every number on this page is computed from the setting runs of this build (the sensitivity section of each setting
+page), on the 8-tool table where the setting has one, and glued into the text. The paper's numbers are quoted beside
+ours for comparison, never used.
 """),
     ("code", """
 study_dir = "."   # the study's _generated folder
@@ -513,19 +568,17 @@ PROTOCOL = [
     ("md", """
 # The paper's protocol
 
-The paper's own experiment, on every committed LLM reward table: its reward (Eq. 1 for FGPO, the differential reward
-for its GRPO), its schedules (4 epochs of batches of 16 for FGPO; G = 6, batches of 64 and 2.4 times FGPO's table
-cells in reasoner calls for GRPO), its baselines, and the controls it lacks (GRPO on Eq. 1 with and without std
-scaling, GRPO at 1x FGPO's cells, the k-subset dial). Every arm is cross-fitted over 5 folds stratified by task, so
-each question is tested once per seed; learning rate and checkpoint are chosen on a dev split inside each training
-fold. Scores are the raw score of the subset each arm calls, in points. The arms and their settings are
-`fgpo_lib/study/protocol.py`.
+The study's headline: the paper's own experiment on every setting of the book. Its reward (Eq. 1 for FGPO, the
+differential reward for its GRPO), its schedules (4 epochs of batches of 16 for FGPO; G = 6, batches of 64 and 2.4
+times FGPO's table cells in reasoner calls for GRPO), its baselines, and the controls it lacks (GRPO on Eq. 1 with and
+without std scaling, GRPO at 1x FGPO's cells, FGPO without the parsimony term, the k-subset dial). Every arm is
+cross-fitted over 5 folds stratified by task, so each question is tested once per seed; the learning rate (from one
+shared grid) and the checkpoint are chosen on a dev split inside each training fold. Scores are the raw score of the
+subset each arm calls, in points. The arms are `fgpo_lib/study/protocol.py`; each setting's page shows its own arms,
+learning rates and budget plot.
 """),
     ("code", """
-tables_dir = "../../tables"   # the committed LLM tables
-seeds = [0, 1, 2]
-arms = None                    # None: every arm of the registry
-max_tables = 0                 # 0: every table
+study_dir = "."   # the study's _generated folder
 """, "parameters"),
     ("code", """
 from pathlib import Path
@@ -536,81 +589,270 @@ import pandas as pd
 import seaborn as sns
 from myst_nb import glue
 
-from fgpo_lib import RewardTable
+from fgpo_lib.analyses import degenerate_share_by_library_size
 from fgpo_lib.study.book import glue_figure, show
-from fgpo_lib.study.protocol import ARMS, main_table, paired_comparison, run_protocol
+from fgpo_lib.study.protocol import ARMS, LR_GRID
+from fgpo_lib.study.protocol_results import (checkpoint_table, dead_group_frame, load_protocol, main_table, paired_comparison,
+                                             parsimony_table, tool_call_rates, top_subsets, transfer_frame)
 
-paths = sorted(Path(tables_dir).glob("*.npz"))[: max_tables or None]
-tables = {p.stem.replace("__4tools", " (4 tools)").replace("__", " x "): RewardTable.load(p) for p in paths}
-results = run_protocol(tables, seeds, arms, progress=False)
-glue("proto_n_settings", len(tables), display=False)
-glue("proto_n_seeds", len(seeds), display=False)
-overview = pd.DataFrame([{"setting": n, "questions": t.n_questions, "subsets": t.n_subsets, "complete": t.provenance.get("complete", True)} for n, t in tables.items()])
+import re
+
+results, meta = load_protocol(Path(study_dir))
+HEAD = "4 tools" if "4 tools" in results else next(iter(results))
+head = results[HEAD]
+first = next(iter(head.values()))
+glue("proto_head_library", HEAD, display=False)
+glue("proto_n_settings", len(head), display=False)
+glue("proto_n_seeds", int(next(iter(first.values())).scores.shape[0]), display=False)
+glue("proto_lr_grid", ", ".join(f"{lr:g}" for lr in LR_GRID), display=False)
+overview = pd.DataFrame([{"library": lib, "setting": title, "questions": (t := m.load_table()).n_questions, "subsets": t.n_subsets,
+                          "tools": ", ".join(t.tool_names), "complete": t.provenance.get("complete", True)} for (lib, title), m in meta.items()])
 show(overview)
 """),
     ("md", """
 ## The main table
 
-{glue:text}`proto_n_settings` settings, {glue:text}`proto_n_seeds` seeds each; mean test score in points with a 95%
-bootstrap interval over seeds and questions. First the paper's arms, then the controls.
+{glue:text}`proto_n_settings` settings on the {glue:text}`proto_head_library` library, {glue:text}`proto_n_seeds`
+seeds each; mean test score in points with a 95% bootstrap interval over seeds and questions. First the paper's arms,
+then the controls and the k-subset dial. The learning-rate grid, shared by every trained arm, is
+{glue:text}`proto_lr_grid`.
 """),
     ("code", """
-mt = main_table(results)
-paper_arms = [a for a in mt.columns if a in ARMS and ARMS[a].group in ("paper", "untrained")]
-control_arms = [a for a in mt.columns if a in ARMS and ARMS[a].group not in ("paper", "untrained")]
+def split_arms(mt):
+    paper = [a for a in mt.columns if a in ARMS and ARMS[a].group in ("paper", "untrained")]
+    other = [a for a in mt.columns if a in ARMS and ARMS[a].group not in ("paper", "untrained")]
+    return paper, other
+
+mt = main_table(head)
+paper_arms, control_arms = split_arms(mt)
 show(mt[["setting", "questions", *paper_arms]])
 """),
     ("code", """
 show(mt[["setting", *control_arms]])
 """),
     ("md", """
-The paper's own numbers, for comparison only (GenomeQA with its strongest reasoner, in points): No-Tool 39.28, GRPO
-45.46, Tools w/ Desc 47.77, All-Tools 49.39, FGPO 52.62, oracle 77.41; its k-subset dial at k = 2, 4, 8, 16: 49.58,
-50.47, 51.39, 52.59. They come from its tables, not from any run here.
-
+The paper's own numbers, for comparison only; they come from its tables, not from any run here:
+"""),
+    ("code", """
+paper = pd.DataFrame([
+    {"what": "GenomeQA, strongest reasoner (points)", "No-Tool": 39.28, "GRPO": 45.46, "Tools w/ Desc": 47.77, "All-Tools": 49.39, "FGPO": 52.62, "Oracle": 77.41},
+])
+show(paper)
+"""),
+    ("code", """
+show(pd.DataFrame([{"what": "k-subset dial (points)", "k=2": 49.58, "k=4": 50.47, "k=8": 51.39, "k=16": 52.59}]))
+"""),
+    ("md", """
 ## FGPO against GRPO, paired by question
 """),
     ("code", """
-pairs = {b: paired_comparison(results, "FGPO", b) for b in ("GRPO (paper)", "GRPO (Eq. 1, std)", "Dr. GRPO (Eq. 1)", "GRPO (paper) at 1x cells") if not arms or b in arms}
+AGAINST = ("GRPO (paper)", "GRPO (Eq. 1, std)", "Dr. GRPO (Eq. 1)", "GRPO (paper) at 1x cells", "SFT", "DPO (beta 0.1)", "Tools w/ Desc", "All-Tools")
+pairs = {b: paired_comparison(head, "FGPO", b) for b in AGAINST}
+pairs = {b: df for b, df in pairs.items() if len(df)}
 main_pair = pairs["GRPO (paper)"]
 d = main_pair["FGPO - GRPO (paper)"]
 glue("proto_mean_diff", float(d.mean()), display=False)
 glue("proto_max_diff", float(d.max()), display=False)
+glue("proto_min_diff", float(d.min()), display=False)
 glue("proto_max_setting", main_pair.loc[d.idxmax(), "setting"], display=False)
 glue("proto_n_sig", int((main_pair["Holm p"] < 0.05).sum()), display=False)
 glue("proto_n_pos", int((main_pair["lo"] > 0).sum()), display=False)
+glue("proto_n_neg", int((main_pair["hi"] < 0).sum()), display=False)
 glue("proto_tools_fgpo", float(main_pair["tools/q FGPO"].mean()), display=False)
 glue("proto_tools_grpo", float(main_pair["tools/q GRPO (paper)"].mean()), display=False)
 glue("proto_mdd", float(main_pair["MDD (80%)"].median()), display=False)
-glue("proto_q_min", int(overview.questions.min()), display=False)
-glue("proto_q_max", int(overview.questions.max()), display=False)
+glue("proto_mdd_min", float(main_pair["MDD (80%)"].min()), display=False)
+glue("proto_q_min", int(main_pair.questions.min()), display=False)
+glue("proto_q_max", int(main_pair.questions.max()), display=False)
 show(main_pair, 2)
 """),
     ("md", """
-Under the paper's protocol, FGPO - GRPO averages {glue:text}`proto_mean_diff:+.2f` points over these settings and is
-at most {glue:text}`proto_max_diff:+.2f` ({glue:text}`proto_max_setting`); the paper reports +6.75 on average and at
-most +14.20. The paired interval excludes zero in FGPO's favour in {glue:text}`proto_n_pos` settings, and McNemar's
-test (full-credit answers, Holm-adjusted across settings) rejects equality at 5% in {glue:text}`proto_n_sig`. The
-median minimum detectable difference at 80% power is {glue:text}`proto_mdd:.1f` points: these tables hold
-{glue:text}`proto_q_min` to {glue:text}`proto_q_max` questions, so only large differences can be seen until the
-reasoner-ladder tables cover every question. FGPO calls
-{glue:text}`proto_tools_fgpo:.2f` tools per question and GRPO {glue:text}`proto_tools_grpo:.2f` (the paper: 1.40
-against 2.36).
+Under the paper's protocol, FGPO - GRPO averages {glue:text}`proto_mean_diff:+.2f` points over these settings
+(from {glue:text}`proto_min_diff:+.2f` to {glue:text}`proto_max_diff:+.2f`, the largest in
+{glue:text}`proto_max_setting`); the paper reports +6.75 on average and at most +14.20. The paired interval excludes
+zero in FGPO's favour in {glue:text}`proto_n_pos` settings and in GRPO's in {glue:text}`proto_n_neg`; McNemar's test
+(full-credit answers, Holm-adjusted across settings) rejects equality at 5% in {glue:text}`proto_n_sig`. The minimum
+detectable difference at 80% power is {glue:text}`proto_mdd:.1f` points at the median setting and
+{glue:text}`proto_mdd_min:.1f` at best: the tables hold {glue:text}`proto_q_min` to {glue:text}`proto_q_max`
+questions. FGPO calls {glue:text}`proto_tools_fgpo:.2f` tools per question and GRPO {glue:text}`proto_tools_grpo:.2f`
+(the paper: 1.40 against 2.36).
 
-The controls: the same comparison against GRPO trained on Eq. 1 with TRL's std scaling, without it (Dr. GRPO), and
-against the paper's GRPO given only as many reasoner calls as FGPO's table has cells.
+The controls: FGPO against GRPO trained on Eq. 1 with TRL's std scaling, without it (Dr. GRPO), the paper's GRPO
+given only as many reasoner calls as FGPO's table has cells, and the untrained and imitation baselines.
 """),
     ("code", """
 ctrl = pd.concat([df.assign(against=b).rename(columns={f"FGPO - {b}": "FGPO - other", f"tools/q {b}": "tools/q other"}) for b, df in pairs.items()], ignore_index=True)
+agg = ctrl.groupby("against", sort=False).agg(**{"mean FGPO - other": ("FGPO - other", "mean"), "max": ("FGPO - other", "max"), "min": ("FGPO - other", "min"),
+      "CI above 0": ("lo", lambda x: int((x > 0).sum())), "CI below 0": ("hi", lambda x: int((x < 0).sum())), "Holm p < 0.05": ("Holm p", lambda x: int((x < 0.05).sum())),
+      "tools/q FGPO": ("tools/q FGPO", "mean"), "tools/q other": ("tools/q other", "mean")}).reset_index()
+slug = lambda name: re.sub(r"\\W+", "_", name).strip("_")  # noqa: E731
+for against in AGAINST:
+    row = agg[agg.against == against]
+    glue(f"ctrl_mean_{slug(against)}", float(row["mean FGPO - other"].iloc[0]) if len(row) else float("nan"), display=False)
+glue("grpo_std_tools", float(agg.set_index("against").loc["GRPO (Eq. 1, std)", "tools/q other"]) if "GRPO (Eq. 1, std)" in set(agg.against) else float("nan"), display=False)
+show(agg, 2)
+"""),
+    ("code", """
 show(ctrl[["against", "setting", "FGPO - other", "lo", "hi", "McNemar p", "Holm p", "tools/q FGPO", "tools/q other"]], 2)
+"""),
+    ("md", """
+Against GRPO on Eq. 1 with std scaling, FGPO leads by {glue:text}`ctrl_mean_GRPO_Eq_1_std:+.2f` points on average,
+and that GRPO calls {glue:text}`grpo_std_tools:.2f` tools per question: where only the parsimony term varies within a
+group, dividing by the group's standard deviation turns the 0.1 tie-break into a full-size advantage, and the policy
+is pushed toward calling fewer tools whatever the answer. Without the scaling (Dr. GRPO) the gap is
+{glue:text}`ctrl_mean_Dr_GRPO_Eq_1:+.2f` points; against the paper's GRPO at 1x FGPO's cells it is
+{glue:text}`ctrl_mean_GRPO_paper_at_1x_cells:+.2f`.
+
+## Dev-selected against final checkpoints
+
+Every trained arm reports the dev-selected checkpoint above; the final one, for comparison (mean over settings,
+points):
+"""),
+    ("code", """
+show(checkpoint_table(head), 2)
+"""),
+    ("md", """
+## Dead groups against G
+
+The closed-form dead-group rate, the share of test questions whose group of G samples from the policy would all get
+the same Eq. 1 reward (no gradient for GRPO), for the uniform policy, SFT, GRPO (at its final, converged checkpoint and
+at its dev-selected one) and FGPO; mean over the settings.
+"""),
+    ("code", """
+dg = dead_group_frame(head)
+at6 = dg[dg.G == 6].groupby("policy")["dead_group_rate"].mean().mul(100)
+for key, label in (("uniform", "uniform"), ("grpo_final", "GRPO (paper), converged"), ("grpo_sel", "GRPO (paper), dev-selected"), ("fgpo", "FGPO"), ("sft", "SFT")):
+    glue(f"dead6_{key}", float(at6.get(label, np.nan)), display=False)
+fig, ax = plt.subplots(figsize=(6.5, 3.8))
+sns.lineplot(data=dg.assign(rate=100 * dg.dead_group_rate), x="G", y="rate", hue="policy", errorbar=None, ax=ax)
+ax.set(xlabel="group size G (samples per question)", ylabel="dead-group rate (% of questions)", title="Dead groups against G, closed form")
+fig.tight_layout()
+glue_figure("fig_proto_dead", fig)
+"""),
+    ("md", """
+```{glue:figure} fig_proto_dead
+:name: fig-proto-dead
+
+Dead-group rate against G, mean over the settings.
+```
+
+At the paper's G = 6: {glue:text}`dead6_uniform:.1f`% under the uniform policy, {glue:text}`dead6_grpo_sel:.1f`% for
+GRPO at its dev-selected checkpoint and {glue:text}`dead6_grpo_final:.1f`% at its final one,
+{glue:text}`dead6_sft:.1f`% after SFT, {glue:text}`dead6_fgpo:.1f`% for FGPO (the paper: 0.2% and 20.8%). A concentrated
+policy is dead by this measure whatever trained it; only GRPO needs its groups alive to learn.
+
+## Outcome-degenerate questions against library size
+
+The share of questions whose score is the same under every subset of a sub-library (no policy can do better than
+any other on them), averaged over all sub-libraries of each size, from the 8-tool tables.
+"""),
+    ("code", """
+deg = pd.concat([degenerate_share_by_library_size(m.load_table().rewards, m.load_table().space).assign(setting=title)
+                 for (lib, title), m in meta.items() if lib == "8 tools"], ignore_index=True)
+by_size = deg.groupby("tools")["degenerate_share"].mean().mul(100)
+glue("deg_1", float(by_size.loc[1]), display=False)
+glue("deg_4", float(by_size.loc[4]), display=False)
+glue("deg_8", float(by_size.loc[by_size.index.max()]), display=False)
+fig, ax = plt.subplots(figsize=(6.5, 3.8))
+sns.lineplot(data=deg.assign(share=100 * deg.degenerate_share), x="tools", y="share", hue="setting", marker="o", ax=ax)
+ax.set(xlabel="tools in the library", ylabel="outcome-degenerate questions (%)", title="Degenerate share against library size")
+ax.legend(fontsize=6, ncol=2)
+fig.tight_layout()
+glue_figure("fig_proto_degenerate", fig)
+"""),
+    ("md", """
+```{glue:figure} fig_proto_degenerate
+:name: fig-proto-degenerate
+
+Outcome-degenerate share against library size, one line per 8-tool setting.
+```
+
+Averaged over the settings, {glue:text}`deg_1:.1f`% of questions are degenerate with 1 tool,
+{glue:text}`deg_4:.1f`% with 4 and {glue:text}`deg_8:.1f`% with all 8 (the paper: 73.5% with 1 tool, 37.7% with 4).
+
+## The parsimony ablation
+
+FGPO on Eq. 1 with lambda = 0.1 (the paper's) against lambda = 0 (no tool-count term).
+"""),
+    ("code", """
+pars = parsimony_table(head)
+glue("pars_diff", float(pars["difference"].mean()), display=False)
+glue("pars_tools_01", float(pars["tools/q (lambda 0.1)"].mean()), display=False)
+glue("pars_tools_0", float(pars["tools/q (lambda 0)"].mean()), display=False)
+show(pars, 2)
+"""),
+    ("md", """
+The tool-count term changes the score by {glue:text}`pars_diff:+.2f` points on average and the tools per question from
+{glue:text}`pars_tools_0:.2f` (lambda = 0) to {glue:text}`pars_tools_01:.2f` (lambda = 0.1).
+
+## Transfer across reasoners
+
+FGPO's subset choices, trained on one reasoner's table, scored by another reasoner's table of the same questions. Each
+choice comes from a cross-fitted policy that never trained on that question. The loss is the evaluated reasoner's own
+FGPO minus the transferred choices, on the questions both tables hold.
+"""),
+    ("code", """
+tr = transfer_frame(results, meta, HEAD)
+off = tr[tr["trained on"] != tr["evaluated on"]]
+glue("transfer_loss", float(off["loss"].mean()), display=False)
+glue("transfer_loss_max", float(off["loss"].max()), display=False)
+benchmarks = list(dict.fromkeys(tr.benchmark))
+fig, axes = plt.subplots(1, len(benchmarks), figsize=(4.6 * len(benchmarks), 4), squeeze=False)
+for ax, b in zip(axes[0], benchmarks):
+    m = tr[tr.benchmark == b].pivot(index="trained on", columns="evaluated on", values="loss")
+    sns.heatmap(m, annot=True, fmt=".1f", cmap="vlag", center=0, ax=ax, cbar_kws={"label": "loss (points)"}, annot_kws={"fontsize": 7})
+    ax.set(title=f"{b} ({HEAD})", xlabel="evaluated on (reasoner)", ylabel="trained on (reasoner)")
+fig.tight_layout()
+glue_figure("fig_proto_transfer", fig)
+"""),
+    ("md", """
+```{glue:figure} fig_proto_transfer
+:name: fig-proto-transfer
+
+Transfer loss in points (the evaluated reasoner's own FGPO minus the transferred choices); the diagonal is zero.
+```
+
+A policy trained on another reasoner's table loses {glue:text}`transfer_loss:.2f` points on average, at most
+{glue:text}`transfer_loss_max:.2f`.
+
+## Tools per question, and which subsets each method picks
+"""),
+    ("code", """
+tools_q = pd.DataFrame([{"arm": a, "tools/q": float(np.nanmean([np.nanmean(arms_[a].sizes) for arms_ in head.values() if a in arms_ and not arms_[a].pending]))}
+                        for a in ARMS if any(a in arms_ and not arms_[a].pending for arms_ in head.values())])
+show(tools_q, 2)
+"""),
+    ("code", """
+show(top_subsets(results, meta, HEAD), 2)
+"""),
+    ("code", """
+rates = tool_call_rates(results, meta, HEAD)
+grid = list(dict.fromkeys(zip(rates.benchmark, rates.arm)))
+fig, axes = plt.subplots(len(grid) // 2, 2, figsize=(10, 2.6 * (len(grid) // 2)), squeeze=False)
+for ax, (b, a) in zip(axes.ravel(), grid):
+    m = rates[(rates.benchmark == b) & (rates.arm == a)].pivot(index="task", columns="tool", values="rate")
+    sns.heatmap(100 * m, annot=True, fmt=".0f", vmin=0, vmax=100, cmap="Blues", ax=ax, cbar_kws={"label": "calls (%)"}, annot_kws={"fontsize": 6})
+    ax.set(title=f"{b}: {a}", xlabel="tool", ylabel="task")
+    ax.tick_params(labelsize=6)
+fig.tight_layout()
+glue_figure("fig_proto_tools", fig)
+"""),
+    ("md", """
+```{glue:figure} fig_proto_tools
+:name: fig-proto-tools
+
+Each tool's call rate per task (% of questions and seeds), pooled over the reasoners of each benchmark.
+```
+
+## Accuracy against reasoner calls
 """),
     ("code", """
 rows = [{"setting": s, "arm": a, "score": 100 * float(np.nanmean(r.scores)), "calls": float(r.calls.mean())}
-        for s, arms_ in results.items() for a, r in arms_.items() if not r.pending and a != "Oracle"]
+        for s, arms_ in head.items() for a, r in arms_.items() if not r.pending and a != "Oracle"]
 df = pd.DataFrame(rows)
 fig, ax = plt.subplots(figsize=(7, 4))
-sns.scatterplot(data=df, x="calls", y="score", hue="arm", style="arm", ax=ax, legend=len(df.arm.unique()) <= 24)
-ax.set(xscale="symlog", xlabel="reasoner calls per training fold (table cells or on-demand calls)", ylabel="test score (points)", title="Accuracy against reasoner calls, every setting")
+sns.scatterplot(data=df, x="calls", y="score", hue="arm", style="arm", ax=ax)
+ax.set(xscale="log", xlabel="reasoner calls per training fold (log scale)", ylabel="test score (points)", title="Accuracy against reasoner calls, every setting")
 ax.legend(fontsize=6, ncol=2, loc="lower right")
 fig.tight_layout()
 glue_figure("fig_proto_budget", fig)
@@ -619,8 +861,30 @@ glue_figure("fig_proto_budget", fig)
 ```{glue:figure} fig_proto_budget
 :name: fig-proto-budget
 
-Each arm's mean test score against the reasoner calls it needed, one point per setting.
+Each arm's mean test score against the reasoner calls it needed, one point per setting; each setting's page has its
+own plot.
 ```
+
+## The 8-tool library
+
+The same protocol on the 163-subset tables (subsets of at most 4 of the 8 tools).
+"""),
+    ("code", """
+if "8 tools" in results:
+    mt8 = main_table(results["8 tools"])
+    show(mt8[["setting", "questions", *split_arms(mt8)[0]]])
+    p8 = paired_comparison(results["8 tools"], "FGPO", "GRPO (paper)")
+    glue("proto8_mean_diff", float(p8["FGPO - GRPO (paper)"].mean()), display=False)
+    glue("proto8_n_pos", int((p8["lo"] > 0).sum()), display=False)
+    glue("proto8_n", len(p8), display=False)
+    show(p8, 2)
+else:
+    for key in ("proto8_mean_diff", "proto8_n_pos", "proto8_n"):
+        glue(key, float("nan"), display=False)
+"""),
+    ("md", """
+On the 8-tool library FGPO - GRPO averages {glue:text}`proto8_mean_diff:+.2f` points over
+{glue:text}`proto8_n` settings; its interval excludes zero in FGPO's favour in {glue:text}`proto8_n_pos`.
 """),
 ]
 

@@ -210,7 +210,8 @@ def minilm_model(model_dir: str | Path | None = None):
     """all-MiniLM-L6-v2 as a sentence-transformers model on the CPU, from the package (or ``model_dir``).
 
     sentence-transformers imports ``tqdm.auto``, which warns in a Jupyter kernel without ipywidgets (and the warning
-    names a path of this machine); it is silenced here, since the book shows no progress output anyway.
+    names a path of this machine), and transformers shows a "Loading weights" bar; both are silenced here, since the
+    book shows no progress output anyway.
     """
     import warnings
 
@@ -219,5 +220,8 @@ def minilm_model(model_dir: str | Path | None = None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TqdmWarning)
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
 
         return SentenceTransformer(str(model_dir or minilm_dir()), device="cpu")

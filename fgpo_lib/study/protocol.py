@@ -5,12 +5,14 @@ Arms (:data:`ARMS`, the arm registry; the paper's facts are in its issue and met
 * trained, the paper's: **FGPO** (Eq. 1 reward, entropy 0.03, batches of 16, 4 epochs), **GRPO (paper)** (the
   differential reward, G = 6, temperature 1, batches of 64, 6.3 epochs), **SFT**, **DPO** (beta 0.1, 0.3, 0.5);
 * trained, the controls the paper lacks: **GRPO (Eq. 1, std)** (TRL's default scaling), **Dr. GRPO (Eq. 1)**
-  (no std scaling), GRPO (paper) at **1x FGPO's cells** instead of the paper's 2.4x, the **k-subset dial** FGPO with
+  (no std scaling), the **parsimony ablation** FGPO with lambda = 0 (Eq. 1 without its tool-count term), GRPO
+  (paper) at **1x FGPO's cells** instead of the paper's 2.4x, the **k-subset dial** FGPO with
   k = 2, 4, 8, 16, 32, 64 subsets per update, and the **current protocol** (raw score, no entropy, 200 full-batch
   updates) as a sensitivity row;
 * untrained: **No-Tool** (the empty subset), **Random** (one uniform subset per question at a fixed seed),
   **All-Tools** (every tool of the library in one call), **Tools w/ Desc** (a selector given the tools' names and
-  descriptions: the LLM's own selection call from the table's extras; pending where the table has none), and the
+  descriptions: the LLM's own selection call from the table's extras, MiniLM's description selector for a reader
+  (:mod:`fgpo_lib.genomics.desc_selector`); pending where an LLM table has no selection calls), and the
   per-question **oracle**.
 
 Schedule: epochs, not steps, are matched to the paper. GRPO's budget is set in reasoner calls: "2.4x" gives it 2.4
@@ -63,8 +65,8 @@ class Arm:
     extra: dict = field(default_factory=dict)
 
 
-def _fgpo(**kw) -> TrainConfig:
-    return TrainConfig(method="fgpo", reward="eq1", batch_questions=16, **kw)
+def _fgpo(reward: str = "eq1", **kw) -> TrainConfig:
+    return TrainConfig(method="fgpo", reward=reward, batch_questions=16, **kw)
 
 
 ARMS: dict[str, Arm] = {
@@ -76,6 +78,7 @@ ARMS: dict[str, Arm] = {
         *(Arm(f"DPO (beta {b:g})", "paper", TrainConfig(method="dpo", batch_questions=16, dpo={"beta": b}), epochs=4) for b in (0.1, 0.3, 0.5)),
         Arm("GRPO (Eq. 1, std)", "control", TrainConfig(method="grpo", reward="eq1", group_size=6, batch_questions=64), budget=PAPER_GRPO_RATIO),
         Arm("Dr. GRPO (Eq. 1)", "control", TrainConfig(method="grpo", reward="eq1", group_size=6, batch_questions=64, grpo={"scale_rewards": "none"}), budget=PAPER_GRPO_RATIO),
+        Arm("FGPO (lambda 0)", "control", _fgpo("eq1(0)", fgpo={"entropy_coef": 0.03}), epochs=4),
         Arm("GRPO (paper) at 1x cells", "control", TrainConfig(method="grpo", reward="differential", group_size=6, batch_questions=64), budget=1.0),
         *(Arm(f"FGPO k={k}", "dial", _fgpo(fgpo={"entropy_coef": 0.03, "subsets_per_update": k}), epochs=4) for k in (2, 4, 8, 16, 32, 64)),
         Arm("FGPO (current protocol)", "sensitivity", TrainConfig(method="fgpo", reward="score", batch_questions=0), steps=200),
@@ -101,46 +104,123 @@ def arm_steps(arm: Arm, n_train: int, n_subsets: int) -> int:
     return max(1, math.ceil(arm.epochs * n_train / batch))
 
 
+DEAD_GROUP_G = tuple(range(2, 33))  # the group sizes of the dead-group analysis
+DEAD_GROUP_REWARD = "eq1"  # the paper's failure rate is over the reward classes of its Eq. 1
+
+
 @dataclass
 class ArmResult:
-    """An arm over every seed: ``scores, sizes: (n_seeds, n_questions)`` (raw score and tools of the subset called on
-    each question, every question tested once per seed), ``calls: (n_seeds,)`` mean reasoner calls per fold, and
-    ``lrs`` the dev-chosen learning rate of every (seed, fold)."""
+    """An arm over every seed, every question tested once per seed.
+
+    Attributes:
+        scores: ``(n_seeds, n_questions)`` raw score of the subset called (greedy) at the dev-selected checkpoint.
+        final: ``(n_seeds, n_questions)`` the same at the final checkpoint (untrained arms: ``scores``).
+        sizes: ``(n_seeds, n_questions)`` tools called.
+        subsets: ``(n_seeds, n_questions)`` canonical index of the subset called; -1 where it is outside the table
+            (the 8-tool All-Tools call, or a selection above the size cap).
+        calls: ``(n_seeds,)`` reasoner calls per training fold (table cells read, or on-demand calls).
+        lrs: the dev-chosen learning rate of every (seed, fold).
+        dead: ``{"selected"|"final": (len(DEAD_GROUP_G),)}`` the closed-form dead-group rate of the arm's test
+            policies at each G of :data:`DEAD_GROUP_G`, over Eq. 1's reward classes, mean over seeds and questions.
+        pending: why the arm has no result here ("" when it has one).
+    """
 
     arm: str
     scores: np.ndarray
+    final: np.ndarray
     sizes: np.ndarray
+    subsets: np.ndarray
     calls: np.ndarray
     lrs: list = field(default_factory=list)
+    dead: dict = field(default_factory=dict)
     pending: str = ""
+
+    def to_json(self) -> dict:
+        return {k: (v.tolist() if isinstance(v, np.ndarray) else {a: b.tolist() for a, b in v.items()} if k == "dead" else v) for k, v in self.__dict__.items()}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "ArmResult":
+        arrays = {k: np.asarray(d[k], np.int64 if k == "subsets" else np.float64) for k in ("scores", "final", "sizes", "subsets", "calls")}
+        return cls(d["arm"], **arrays, lrs=d["lrs"], dead={k: np.asarray(v) for k, v in d["dead"].items()}, pending=d["pending"])
+
+
+def dead_group_curve(probs: np.ndarray, table: RewardTable) -> np.ndarray:
+    """``probs: (n_questions, n_subsets)`` on ``table``'s rows -> ``(len(DEAD_GROUP_G),)`` mean dead-group rate."""
+    from ..metrics import zero_variance_prob
+    from ..rewards import RewardSpec
+
+    eq1 = RewardSpec(DEAD_GROUP_REWARD).apply(table.rewards, table.space)
+    return np.array([zero_variance_prob(probs, eq1, g).mean() for g in DEAD_GROUP_G])
+
+
+def _pending(arm: Arm, n_seeds: int, n: int, why: str) -> ArmResult:
+    nan = np.full((n_seeds, n), np.nan)
+    return ArmResult(arm.name, nan, nan, nan, np.full((n_seeds, n), -1), np.zeros(n_seeds), pending=why)
+
+
+def _constant(arm: Arm, table: RewardTable, n_seeds: int, scores, sizes, cols, calls: float, probs=None) -> ArmResult:
+    """An untrained arm: the same choice under every seed; ``probs`` its policy (default: one-hot on ``cols``)."""
+    tile = lambda a, dt=np.float64: np.tile(np.asarray(a, dt), (n_seeds, 1))  # noqa: E731
+    if probs is None and (np.asarray(cols) >= 0).all():
+        probs = np.eye(table.n_subsets)[np.asarray(cols)]
+    dead = {} if probs is None else {k: dead_group_curve(probs, table) for k in ("selected", "final")}
+    return ArmResult(arm.name, tile(scores), tile(scores), tile(sizes), tile(cols, np.int64), np.full(n_seeds, float(calls)), dead=dead)
+
+
+def _selection_cols(table: RewardTable, picks: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Selections (tool-name tuples, or ``None`` for an unparseable answer) -> their columns (-1 outside the table),
+    scores (the table's cell; 0 for ``None``) and sizes."""
+    space, n = table.space, len(picks)
+    cols, scores, sizes = np.full(n, -1), np.zeros(n), np.zeros(n)
+    for i, pick in enumerate(picks):
+        if pick is None:
+            continue
+        sizes[i] = len(pick)
+        if len(pick) <= space.max_size:
+            cols[i] = space.index_of(list(pick))
+            scores[i] = table.rewards[i, cols[i]]
+    return cols, scores, sizes
 
 
 def _fixed(arm: Arm, table: RewardTable, seeds: list[int]) -> ArmResult:
-    space, n = table.space, table.n_questions
-    if arm.fixed == "no-tool":
-        cols = np.full(n, space.index_of([]))
-    elif arm.fixed == "random":
-        cols = np.random.default_rng(0).integers(0, space.n_subsets, n)
-    elif arm.fixed == "oracle":
-        cols = table.rewards.argmax(axis=1)
-    elif arm.fixed == "all-tools":
+    space, n, S = table.space, table.n_questions, len(seeds)
+    if arm.fixed in ("no-tool", "random", "oracle"):
+        cols = {"no-tool": lambda: np.full(n, space.index_of([])), "random": lambda: np.random.default_rng(0).integers(0, space.n_subsets, n), "oracle": lambda: table.rewards.argmax(axis=1)}[arm.fixed]()
+        calls = {"no-tool": n, "random": n, "oracle": n * space.n_subsets}[arm.fixed]
+        uniform = np.full((n, space.n_subsets), 1.0 / space.n_subsets) if arm.fixed == "random" else None  # Random's policy
+        return _constant(arm, table, S, table.rewards[np.arange(n), cols], space.sizes[cols], cols, calls, uniform)
+    if arm.fixed == "all-tools":
         extra = table.extras.get("all_tools")
-        if extra is None and space.max_size < space.n_tools:
-            return ArmResult(arm.name, np.full((len(seeds), n), np.nan), np.full((len(seeds), n), np.nan), np.zeros(len(seeds)), pending="no All-Tools cells in this table")
-        if extra is not None:
-            s = np.asarray(extra["rewards"], np.float64)
-            return ArmResult(arm.name, np.tile(s, (len(seeds), 1)), np.full((len(seeds), n), float(space.n_tools)), np.full(len(seeds), float(n)))
+        if extra is not None:  # every tool of the library in one call, precomputed beside the table
+            cols = np.full(n, space.index_of(space.tool_names) if space.max_size >= space.n_tools else -1)
+            return _constant(arm, table, S, np.asarray(extra["rewards"], np.float64), np.full(n, float(space.n_tools)), cols, n)
+        if space.max_size < space.n_tools:
+            return _pending(arm, S, n, "no All-Tools cells in this table")
         cols = np.full(n, space.index_of(space.tool_names))
-    else:  # tools-w-desc
-        extra = table.extras.get("selection")
-        if extra is None:
-            return ArmResult(arm.name, np.full((len(seeds), n), np.nan), np.full((len(seeds), n), np.nan), np.zeros(len(seeds)), pending="no selection calls in this table")
-        s = np.array([0.0 if r is None else r for r in extra["rewards"]])  # unparseable: no answer, score 0
-        size = np.array([0.0 if lb is None else (len(lb.split("+")) if lb else 0) for lb in extra["subsets"]])
-        return ArmResult(arm.name, np.tile(s, (len(seeds), 1)), np.tile(size, (len(seeds), 1)), np.full(len(seeds), float(2 * n)))
-    scores = table.rewards[np.arange(n), cols].astype(np.float64)
-    calls = {"no-tool": n, "random": n, "all-tools": n, "oracle": n * space.n_subsets}[arm.fixed]
-    return ArmResult(arm.name, np.tile(scores, (len(seeds), 1)), np.tile(space.sizes[cols].astype(np.float64), (len(seeds), 1)), np.full(len(seeds), float(calls)))
+        return _constant(arm, table, S, table.rewards[np.arange(n), cols], space.sizes[cols], cols, n)
+    # tools-w-desc: the LLM's own selection call (table extras), or, for a reader, MiniLM's description selector
+    extra = table.extras.get("selection")
+    if extra is not None:
+        picks = [None if lb is None else tuple(t for t in lb.split("+") if t) for lb in extra["subsets"]]
+        calls = 2 * n  # the selection call, then the answer
+    elif _is_reader(table):
+        from ..genomics.desc_selector import minilm_selection
+
+        picks, calls = minilm_selection(table.questions, space.tool_names, space.max_size), n
+    else:
+        return _pending(arm, S, n, "no selection calls in this table")
+    cols, scores, sizes = _selection_cols(table, picks)
+    if extra is not None:  # a selection above the size cap was still answered: its score is in the extras
+        scores = np.array([0.0 if r is None else r for r in extra["rewards"]])
+    return _constant(arm, table, S, scores, sizes, cols, calls)
+
+
+def _is_reader(table: RewardTable) -> bool:
+    """Whether ``table`` was precomputed by a reader of the registry (its provenance names the reasoner)."""
+    from ..reasoners.registry import REASONERS
+
+    entry = REASONERS.get(str(table.provenance.get("reasoner", "")))
+    return entry is not None and entry.kind == "reader"
 
 
 def run_arm(arm: Arm, table: RewardTable, features: np.ndarray, seeds: list[int], k: int = 5, lrs=LR_GRID, eval_points: int = 8) -> ArmResult:
@@ -148,7 +228,9 @@ def run_arm(arm: Arm, table: RewardTable, features: np.ndarray, seeds: list[int]
     if arm.fixed:
         return _fixed(arm, table, seeds)
     n = table.n_questions
-    scores, sizes = np.full((len(seeds), n), np.nan), np.full((len(seeds), n), np.nan)
+    scores, final, sizes = (np.full((len(seeds), n), np.nan) for _ in range(3))
+    subsets = np.full((len(seeds), n), -1)
+    probs = {"selected": np.zeros((len(seeds), n, table.n_subsets)), "final": np.zeros((len(seeds), n, table.n_subsets))}
     calls, chosen = np.zeros(len(seeds)), []
     by_seed = {s: crossfit_folds(table.question_ids, table.tasks, k=k, seed=s) for s in seeds}
     n_train = min(len(f["train"]) for folds in by_seed.values() for f in folds)
@@ -162,13 +244,16 @@ def run_arm(arm: Arm, table: RewardTable, features: np.ndarray, seeds: list[int]
     row_of = {q: i for i, q in enumerate(table.question_ids)}
     for (run, rec) in _best_lr(runs, records):
         si = seeds.index(run.seed)
-        pq = rec["selected"]["per_question"]["test"]
-        idx = [row_of[q] for q in pq["question_ids"]]
-        scores[si, idx] = pq["greedy_reward"]
-        sizes[si, idx] = pq["greedy_size"]
+        sel, fin = rec["selected"]["per_question"]["test"], rec["per_question"]["test"]
+        idx = [row_of[q] for q in sel["question_ids"]]
+        scores[si, idx], sizes[si, idx], subsets[si, idx] = sel["greedy_reward"], sel["greedy_size"], sel["greedy_subset"]
+        final[si, [row_of[q] for q in fin["question_ids"]]] = fin["greedy_reward"]
+        probs["selected"][si, idx] = sel["probs"]
+        probs["final"][si, [row_of[q] for q in fin["question_ids"]]] = fin["probs"]
         calls[si] += rec["selected"]["reasoner_calls"] / k
         chosen.append(run.lr)
-    return ArmResult(arm.name, scores, sizes, calls, chosen)
+    dead = {key: np.mean([dead_group_curve(p[si], table) for si in range(len(seeds))], axis=0) for key, p in probs.items()}
+    return ArmResult(arm.name, scores, final, sizes, subsets, calls, chosen, dead)
 
 
 def _best_lr(runs, records):
@@ -200,54 +285,3 @@ def run_protocol(tables: dict, seeds: list[int], arms: list[str] | None = None, 
                 out[setting][name] = run_arm(ARMS[name], table, features, seeds, k=k)
                 bar.update()
     return out
-
-
-def main_table(results: dict) -> "pd.DataFrame":
-    """Settings x arms: mean test score in points with its 95% bootstrap CI (seeds and questions), as the paper's
-    Table 2 is laid out. Columns: ``setting``, ``questions``, then one ``"mean [lo, hi]"`` column per arm."""
-    import pandas as pd
-
-    from ..stats import bootstrap_ci
-
-    rows = []
-    for setting, arms in results.items():
-        row = {"setting": setting}
-        for name, res in arms.items():
-            row["questions"] = res.scores.shape[1]
-            if res.pending:
-                row[name] = "pending"
-                continue
-            m, lo, hi = bootstrap_ci(res.scores)
-            row[name] = f"{100 * m:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def paired_comparison(results: dict, a: str, b: str) -> "pd.DataFrame":
-    """``a`` against ``b`` in every setting: the mean paired difference in points with its CI, McNemar's p on
-    full-credit answers (score 1; per question, correct under the majority of seeds), Holm's adjustment across
-    settings, the minimum detectable difference at 80% power, and tools per question of both."""
-    import pandas as pd
-
-    from ..stats import holm, mcnemar, min_detectable_difference, paired_difference_ci
-
-    rows = []
-    for setting, arms in results.items():
-        ra, rb = arms[a], arms[b]
-        if ra.pending or rb.pending:
-            continue
-        diff, lo, hi = paired_difference_ci(ra.scores, rb.scores)
-        correct_a, correct_b = (ra.scores == 1).mean(0) > 0.5, (rb.scores == 1).mean(0) > 0.5
-        test = mcnemar(correct_a, correct_b)
-        rows.append(
-            {
-                "setting": setting, "questions": ra.scores.shape[1], f"{a} - {b}": 100 * diff, "lo": 100 * lo, "hi": 100 * hi,
-                "a only": test["b10"], "b only": test["b01"], "McNemar p": test["p"],
-                "MDD (80%)": 100 * min_detectable_difference(ra.scores.mean(0) - rb.scores.mean(0)),
-                f"tools/q {a}": float(ra.sizes.mean()), f"tools/q {b}": float(rb.sizes.mean()),
-            }
-        )
-    df = pd.DataFrame(rows)
-    if len(df):
-        df.insert(df.columns.get_loc("McNemar p") + 1, "Holm p", holm(df["McNemar p"].to_numpy()))
-    return df

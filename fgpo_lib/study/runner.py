@@ -36,8 +36,8 @@ from ..reasoners.registry import REASONERS
 SETTINGS = [(b, r) for b in BENCHMARKS for r, e in REASONERS.items() if e.study]
 SMALL = {
     "settings": [("genehop", "records"), ("geneseq", "bm25")],
-    "params": {"seeds": [0, 1], "steps": 30, "featurizer": "text"},
-    "protocol": {"seeds": [0], "arms": ["FGPO", "GRPO (paper)", "No-Tool", "Oracle"], "max_tables": 2},
+    "params": {"seeds": [0, 1], "steps": 30, "featurizer": "text", "protocol_seeds": [0],
+               "protocol_arms": ["FGPO", "GRPO (paper)", "GRPO (Eq. 1, std)", "FGPO (lambda 0)", "SFT", "Random", "No-Tool", "Tools w/ Desc", "Oracle"]},
 }
 TABLE_DIR = ROOT / "tables"
 
@@ -46,8 +46,12 @@ def setting_name(benchmark: str, reasoner: str) -> str:
     return f"{benchmark}__{reasoner}"
 
 
+LIBRARY_NAMES = ("4 tools", "8 tools")  # each page's headline library (the paper's n = 4), then the 8-tool section
+
+
 def table_for(benchmark: str, reasoner: str, build_dir: Path, cache: Path) -> Path | None:
-    """The setting's table: committed, or (readers only) built now; ``None`` if an LLM table is not committed."""
+    """The setting's 8-tool (163-subset) table: committed, or (readers only) built now with its All-Tools cells;
+    ``None`` if an LLM table is not committed."""
     committed = TABLE_DIR / f"{setting_name(benchmark, reasoner)}.npz"
     if committed.exists():
         return committed
@@ -59,7 +63,29 @@ def table_for(benchmark: str, reasoner: str, build_dir: Path, cache: Path) -> Pa
 
         engine = PrecomputeEngine(PrecomputeSpec(benchmark, reasoner), cache=cache)
         engine.run(progress=True)
+        engine.run_extras(progress=True)
         engine.build_table().save(out)
+    return out
+
+
+def library_tables(benchmark: str, reasoner: str, build_dir: Path, cache: Path) -> dict[str, Path]:
+    """``{"4 tools"|"8 tools": table path}`` of a setting, those that exist. The 4-tool table of an LLM is committed
+    (``tables/<benchmark>__<reasoner>__4tools.npz``); a reader's is the exact sub-table of its 8-tool table on the
+    benchmark's library (:mod:`fgpo_lib.genomics.libraries`)."""
+    from ..genomics.libraries import LIBRARIES, sub_table
+    from ..table import RewardTable
+
+    out = {}
+    eight = table_for(benchmark, reasoner, build_dir, cache)
+    four = TABLE_DIR / f"{setting_name(benchmark, reasoner)}__4tools.npz"
+    if not four.exists() and eight is not None and REASONERS[reasoner].kind == "reader":
+        four = build_dir / four.name
+        if not four.exists():
+            sub_table(RewardTable.load(eight), LIBRARIES[benchmark]).save(four)
+    if four.exists():
+        out["4 tools"] = four
+    if eight is not None:
+        out["8 tools"] = eight
     return out
 
 
@@ -70,9 +96,9 @@ def _source_hash() -> str:
     return h.hexdigest()
 
 
-def _stamp(table: Path, params: dict) -> str:
+def _stamp(tables: list[Path], params: dict) -> str:
     h = hashlib.sha256()
-    for p in (table, ROOT / "notebooks" / "setting.ipynb"):
+    for p in (*tables, ROOT / "notebooks" / "setting.ipynb"):
         h.update(p.read_bytes())
     h.update(_source_hash().encode())
     h.update(json.dumps(params, sort_keys=True).encode())
@@ -107,14 +133,16 @@ def run_study(book_dir: Path, workers: int = 2, small: bool = False, overrides: 
     jobs, pending, done = [], [], []
     for benchmark, reasoner in settings:
         name = setting_name(benchmark, reasoner)
-        table = table_for(benchmark, reasoner, gen / "tables", gen / "tables" / "cells.sqlite")
-        if table is None:
+        tables = library_tables(benchmark, reasoner, gen / "tables", gen / "tables" / "cells.sqlite")
+        if not tables:
             pending.append(name)
             continue
         # paths relative to the notebook's folder: published pages show no path of this machine
         rel = lambda p: os.path.relpath(Path(p).resolve(), (gen / "settings").resolve())  # noqa: E731
-        params = {**base, "benchmark": benchmark, "reasoner": reasoner, "table_path": rel(table), "results_dir": rel(gen / "results" / name)}
-        stamp = _stamp(table, params)
+        sensitivity = tables.get("8 tools", tables.get("4 tools"))  # the current protocol runs on the 8-tool table where there is one
+        params = {**base, "benchmark": benchmark, "reasoner": reasoner, "table_path": rel(sensitivity),
+                  "library_paths": {k: rel(v) for k, v in tables.items()}, "results_dir": rel(gen / "results" / name)}
+        stamp = _stamp(list(tables.values()), params)
         stamp_file = gen / "results" / name / "stamp.txt"
         done.append(name)
         if stamp_file.exists() and stamp_file.read_text() == stamp and (gen / "settings" / f"{name}.ipynb").exists():
@@ -130,17 +158,14 @@ def run_study(book_dir: Path, workers: int = 2, small: bool = False, overrides: 
     (gen / "study.json").write_text(json.dumps({"settings": done, "pending": pending, "small": small}, indent=1))
     for name in BOOK_NOTEBOOKS:
         print(f"executing notebooks/{name}.ipynb", flush=True)
-        params = {}  # the results notebook reads the study from its own folder
-        if name == "protocol":
-            params = {"tables_dir": os.path.relpath(TABLE_DIR.resolve(), gen.resolve()), **(SMALL["protocol"] if small else {})}
-        execute_notebook(name, gen, params)
+        execute_notebook(name, gen, {})  # the summary notebooks read the study from their own folder
     _write_settings_toc(book_dir, done)
     return build_book(book_dir)
 
 
 def _write_settings_toc(book_dir: Path, done: list[str]) -> None:
     """The table of contents: fixed chapters, then one page per setting that ran."""
-    lines = ["format: jb-book", "root: intro", "chapters:", "  - file: method", "  - file: _generated/worked_example", "  - file: _generated/environment", "  - file: _generated/results", "  - file: _generated/protocol"]
+    lines = ["format: jb-book", "root: intro", "chapters:", "  - file: method", "  - file: _generated/worked_example", "  - file: _generated/environment", "  - file: _generated/protocol", "  - file: _generated/results"]
     if done:
         lines += ["  - file: settings", "    sections:"] + [f"      - file: _generated/settings/{n}" for n in done]
     lines.append("  - file: limitations")
