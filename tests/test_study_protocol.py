@@ -121,3 +121,20 @@ def test_description_selector_by_hand():
     assert tool_descriptions(["blast"])[0].startswith("blast: ")
     with pytest.raises(ValueError, match="unknown tools"):
         tool_descriptions(["nope"])
+
+
+def test_tool_output_tokens():
+    """No tool, no tokens; a subset's outputs are what its tools print, tokenized by SmolLM2's real vocabulary."""
+    from fgpo_lib.genomics.benchmarks import load_benchmark
+    from fgpo_lib.genomics.prompt_tokens import ToolOutputTokens, smollm2_token_count
+    from fgpo_lib.genomics.tools import make_tools, run_subset
+
+    q = load_benchmark("genehop")[0]
+    c = ToolOutputTokens("genehop")
+    assert c.count(q.qid, ()) == 0
+    assert smollm2_token_count("BRCA1") >= 1 and smollm2_token_count("a b c d e f") > smollm2_token_count("a")
+    two = ("gene_search", "gene_record")
+    assert c.count(q.qid, two) == smollm2_token_count("\n".join(o.text for o in run_subset(make_tools(), two, q.text)))
+    assert c.count(q.qid, two) >= c.count(q.qid, ("gene_search",))
+    with pytest.raises(KeyError, match="no question"):
+        c.count("nope", two)

@@ -593,7 +593,7 @@ from fgpo_lib.analyses import degenerate_share_by_library_size
 from fgpo_lib.study.book import glue_figure, show
 from fgpo_lib.study.protocol import ARMS, LR_GRID
 from fgpo_lib.study.protocol_results import (checkpoint_table, dead_group_frame, load_protocol, main_table, paired_comparison,
-                                             parsimony_table, tool_call_rates, top_subsets, transfer_frame)
+                                             input_tokens_table, parsimony_table, tool_call_rates, top_subsets, transfer_frame)
 
 import re
 
@@ -817,10 +817,22 @@ A policy trained on another reasoner's table loses {glue:text}`transfer_loss:.2f
 
 ## Tools per question, and which subsets each method picks
 """),
+    ("md", """
+Tools per question and the input each arm puts in front of the reasoner: the tokens of the called tools' outputs per
+question (SmolLM2's tokenizer; the template and the question are the same for every subset), against calling every
+tool of the library (All-Tools), mean over the settings.
+"""),
     ("code", """
-tools_q = pd.DataFrame([{"arm": a, "tools/q": float(np.nanmean([np.nanmean(arms_[a].sizes) for arms_ in head.values() if a in arms_ and not arms_[a].pending]))}
-                        for a in ARMS if any(a in arms_ and not arms_[a].pending for arms_ in head.values())])
-show(tools_q, 2)
+tok = input_tokens_table(results, meta, HEAD)
+tok_of = tok.set_index("arm")
+glue("tokens_fgpo", 100 * float(tok_of.loc["FGPO", "tokens vs All-Tools"]), display=False)
+glue("tokens_grpo", 100 * float(tok_of.loc["GRPO (paper)", "tokens vs All-Tools"]), display=False)
+glue("tokens_all", float(tok_of["All-Tools tokens/q"].mean()), display=False)
+show(tok, 2)
+"""),
+    ("md", """
+FGPO's subsets put {glue:text}`tokens_fgpo:.0f`% of All-Tools' tool-output tokens in front of the reasoner, GRPO's
+{glue:text}`tokens_grpo:.0f`% (All-Tools: {glue:text}`tokens_all:.0f` tokens per question).
 """),
     ("code", """
 show(top_subsets(results, meta, HEAD), 2)

@@ -243,3 +243,31 @@ def top_subsets(results: dict, meta: dict, library: str, arms=("FGPO", "GRPO (pa
         for rank, (label, n) in enumerate(sorted(c.items(), key=lambda kv: -kv[1])[:top], 1):
             rows.append({"benchmark": b, "arm": arm, "rank": rank, "subset": label, "share": n / total})
     return pd.DataFrame(rows)
+
+
+def input_tokens_table(results: dict, meta: dict, library: str, arms=("FGPO", "GRPO (paper)", "SFT", "Tools w/ Desc", "Random", "Oracle")) -> pd.DataFrame:
+    """Tools per question and tool-output tokens per question (SmolLM2 tokenizer,
+    :mod:`fgpo_lib.genomics.prompt_tokens`) of each arm's called subsets, against All-Tools (every tool of the library
+    on every question), pooled over the library's settings: ``arm, tools/q, tokens/q, tokens vs All-Tools``."""
+    from ..genomics.prompt_tokens import ToolOutputTokens
+
+    counters: dict = {}
+    rows = []
+    for (lib, title), m in meta.items():
+        if lib != library:
+            continue
+        table = m.load_table()
+        counter = counters.setdefault(m.benchmark, ToolOutputTokens(m.benchmark))
+        every = np.array([counter.count(q, table.tool_names) for q in table.question_ids], np.float64)
+        for arm in arms:
+            r = results[library][title].get(arm)
+            if r is None or r.pending:
+                continue
+            tokens = np.array([[counter.count(q, table.space.names_of(int(s)) if s >= 0 else table.tool_names) for q, s in zip(table.question_ids, seed_row)] for seed_row in r.subsets])
+            rows.append({"setting": title, "arm": arm, "tools/q": float(np.nanmean(r.sizes)), "tokens/q": float(tokens.mean()), "All-Tools tokens/q": float(every.mean())})
+    df = pd.DataFrame(rows)
+    if not len(df):
+        return df
+    out = df.groupby("arm", sort=False)[["tools/q", "tokens/q", "All-Tools tokens/q"]].mean().reset_index()
+    out["tokens vs All-Tools"] = out["tokens/q"] / out["All-Tools tokens/q"]
+    return out
