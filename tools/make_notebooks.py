@@ -593,7 +593,7 @@ from fgpo_lib.analyses import degenerate_share_by_library_size
 from fgpo_lib.study.book import glue_figure, show
 from fgpo_lib.study.protocol import ARMS, LR_GRID
 from fgpo_lib.study.protocol_results import (checkpoint_table, dead_group_frame, load_protocol, main_table, paired_comparison,
-                                             input_tokens_table, parsimony_table, tool_call_rates, top_subsets, transfer_frame)
+                                             input_tokens_table, parsimony_table, reasoner_strength_frame, tool_call_rates, top_subsets, transfer_frame)
 
 import re
 
@@ -854,6 +854,32 @@ glue_figure("fig_proto_tools", fig)
 :name: fig-proto-tools
 
 Each tool's call rate per task (% of questions and seeds), pooled over the reasoners of each benchmark.
+```
+
+## Reasoner strength
+
+What a stronger frozen reasoner changes, on the {glue:text}`proto_head_library` library: the oracle's headroom over
+the best single fixed subset, the share of questions no subset choice can change, and FGPO - GRPO (paper), against the
+reasoner's size (the readers have none and are left out of the plot).
+"""),
+    ("code", """
+strength = reasoner_strength_frame(results, meta, HEAD)
+llm = strength.dropna(subset=["params (M)"])
+fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+for ax, col, label in zip(axes, ("oracle headroom", "constant share", "FGPO - GRPO"), ("oracle - best fixed subset (points)", "same score under every subset (% of questions)", "FGPO - GRPO (paper) (points)")):
+    sns.lineplot(data=llm, x="params (M)", y=col, hue="benchmark", marker="o", ax=ax)
+    ax.set(xscale="log", xlabel="reasoner parameters (millions, log scale)", ylabel=label)
+    ax.legend(fontsize=7)
+axes[2].axhline(0, color="grey", lw=1)
+fig.tight_layout()
+glue_figure("fig_proto_strength", fig)
+show(strength.drop(columns=["benchmark"]), 1)
+"""),
+    ("md", """
+```{glue:figure} fig_proto_strength
+:name: fig-proto-strength
+
+Oracle headroom, constant-reward share and FGPO - GRPO against the size of the frozen LLM reasoner.
 ```
 
 ## Accuracy against reasoner calls

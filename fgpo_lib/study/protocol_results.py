@@ -271,3 +271,25 @@ def input_tokens_table(results: dict, meta: dict, library: str, arms=("FGPO", "G
     out = df.groupby("arm", sort=False)[["tools/q", "tokens/q", "All-Tools tokens/q"]].mean().reset_index()
     out["tokens vs All-Tools"] = out["tokens/q"] / out["All-Tools tokens/q"]
     return out
+
+
+def reasoner_strength_frame(results: dict, meta: dict, library: str) -> pd.DataFrame:
+    """Per setting of ``library``: the reasoner's size (millions of parameters, from the registry; none for a reader),
+    oracle headroom (mean per-question best score minus the best single fixed subset's mean, points), the share of
+    questions with the same score under every subset, and FGPO - GRPO (paper) in points."""
+    from ..metrics import constant_reward
+    from ..reasoners.registry import REASONERS
+
+    rows = []
+    for (lib, title), m in meta.items():
+        if lib != library:
+            continue
+        t = m.load_table()
+        arms = results[library][title]
+        diff = np.nan
+        if "FGPO" in arms and "GRPO (paper)" in arms and not arms["FGPO"].pending and not arms["GRPO (paper)"].pending:
+            diff = 100 * float(arms["FGPO"].scores.mean() - arms["GRPO (paper)"].scores.mean())
+        rows.append({"setting": title, "benchmark": m.benchmark, "reasoner": m.reasoner, "params (M)": REASONERS[m.reasoner].params_m or np.nan,
+                     "oracle headroom": 100 * float(t.rewards.max(1).mean() - t.rewards.mean(0).max()),
+                     "constant share": 100 * float(constant_reward(t.rewards).mean()), "FGPO - GRPO": diff})
+    return pd.DataFrame(rows)
