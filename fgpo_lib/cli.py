@@ -178,7 +178,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
 
 
 def cmd_precompute(args: argparse.Namespace) -> int:
-    from .genomics.libraries import LIBRARIES
+    from .genomics.libraries import LARGE_LIBRARIES, LIBRARIES
     from .precompute import DEFAULT_CACHE, PrecomputeEngine, PrecomputeSpec
 
     kwargs = json.loads(args.reasoner_kwargs) if args.reasoner_kwargs else {}
@@ -187,6 +187,10 @@ def cmd_precompute(args: argparse.Namespace) -> int:
     tools = None
     if args.tools == "four":
         tools = LIBRARIES[args.benchmark]
+    elif args.tools and args.tools.strip().isdigit():
+        if int(args.tools) not in LARGE_LIBRARIES:
+            raise ValueError(f"--tools {args.tools}: the libraries by size are {', '.join(map(str, LARGE_LIBRARIES))}")
+        tools = LARGE_LIBRARIES[int(args.tools)]
     elif args.tools:
         tools = tuple(t.strip() for t in args.tools.split(",") if t.strip())
     spec = PrecomputeSpec(args.benchmark, args.reasoner, kwargs, args.max_size, args.questions, args.sample_seed, tools)
@@ -295,7 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--questions", type=positive_int, help="sample this many questions, stratified by task (default: all)")
     p.add_argument("--sample-seed", type=nonneg_int, default=0)
     p.add_argument("--max-size", type=nonneg_int, default=4)
-    p.add_argument("--tools", help="the tool library: comma-separated tool names, or 'four' for the benchmark's 4-tool library (default: all 8)")
+    p.add_argument("--tools", help="the tool library: comma-separated tool names, 'four' for the benchmark's 4-tool library, or 12, 16 or 20 for the scaling chapter's larger libraries (default: the 8 tools)")
     p.add_argument("--resume-from", action="append", default=[], metavar="T.npz", help="seed the cell cache from a committed table (repeatable); only missing cells are computed")
     p.add_argument("--extras", action="store_true", help="also the All-Tools cell and the reasoner's own tool selection of every question")
     p.add_argument("--dry-run", action="store_true", help="print cells, prompt tokens and estimated CPU time from a short pilot, then stop")

@@ -36,6 +36,7 @@ from .genomics.libraries import library_tools
 from .genomics.ncbi_replay import DATA_DIR, RESPONSES
 from .genomics.scoring import score
 from .genomics.tools import TOKEN_CAP, TOOL_ORDER, make_tools, render_outputs, run_subset
+from .genomics.tools_extra import EXTRA_TOOL_ORDER, make_all_tools
 from .reasoners import Reasoner, make_reasoner
 from .reasoners.selection import parse_selection, selection_sha256
 from .subsets import SubsetSpace
@@ -72,6 +73,27 @@ def tools_version() -> str:
             for probe in probes:
                 h.update(render_outputs(run_subset(tools, probe, q.text, cache)).encode())
     return h.hexdigest()[:16] + f"-cap{TOKEN_CAP}"
+
+
+@lru_cache(maxsize=1)
+def extra_tools_version() -> str:
+    """:func:`tools_version` of the 12 extra tools (each alone, and each after ``gene_search``), appended to the 8's.
+    A cell whose subset holds an extra tool is keyed with it; a cell of the 8 tools keeps the 8's version, so larger
+    libraries share the 8-tool library's cached cells."""
+    tools = make_all_tools()
+    probes = [(t,) for t in EXTRA_TOOL_ORDER] + [("gene_search", t) for t in EXTRA_TOOL_ORDER]
+    h = hashlib.sha256()
+    for name in ("geneturing", "genehop", "geneseq"):
+        for q in load_benchmark(name):
+            cache: dict = {}
+            for probe in probes:
+                h.update(render_outputs(run_subset(tools, probe, q.text, cache)).encode())
+    return f"{tools_version()}+x{h.hexdigest()[:12]}"
+
+
+def library_tools_version(tools) -> str:
+    """The tools version of a library or subset (tool names): the 8's, or with the extra tools' when it holds one."""
+    return extra_tools_version() if set(tools) & set(EXTRA_TOOL_ORDER) else tools_version()
 
 
 def data_sha256() -> str:
@@ -181,14 +203,14 @@ _WORKER: dict = {}
 def _worker_reasoner(spec: PrecomputeSpec) -> Reasoner:
     key = (spec.reasoner, json.dumps(spec.reasoner_kwargs, sort_keys=True))
     if _WORKER.get("key") != key:
-        _WORKER.update(key=key, reasoner=make_reasoner(spec.reasoner, **spec.reasoner_kwargs), tools=make_tools())
+        _WORKER.update(key=key, reasoner=make_reasoner(spec.reasoner, **spec.reasoner_kwargs), tools=make_all_tools())
     return _WORKER["reasoner"]
 
 
 def subset_prompts(spec: PrecomputeSpec, q: Question, subsets: list) -> list[tuple[str, list[str]]]:
     """The reasoner's inputs ``(question text, tool output texts)`` for ``subsets`` of ``q``: canonical indices of the
     spec's space, or tuples of tool names (a subset outside the space, e.g. all 8 tools); each tool runs once."""
-    tools = _WORKER.get("tools") or make_tools()
+    tools = _WORKER.get("tools") or make_all_tools()
     space = spec.space()
     cache: dict = {}
     names = [tuple(s) if isinstance(s, tuple) else space.names_of(s) for s in subsets]
@@ -247,7 +269,7 @@ class PrecomputeEngine:
         self.cache = CellCache(cache)
         self._reasoner = reasoner
         self.questions = sample_questions(load_benchmark(spec.benchmark), spec.questions, spec.sample_seed)
-        self._tools_version = tools_version()
+        self._tools_version = library_tools_version(self.space.tool_names)  # the table's (provenance)
         self.seeded_from: list[dict] = []  # tables whose cells seeded the cache (their build may differ: provenance)
 
     @property
@@ -263,7 +285,8 @@ class PrecomputeEngine:
 
     def key(self, qid: str, subset: int | str | tuple) -> str:
         """Cache key of a cell: ``subset`` as :meth:`_label` takes it (the label is what libraries share)."""
-        return hashlib.sha256(json.dumps([qid, self._label(subset), self.reasoner_key, self._tools_version]).encode()).hexdigest()
+        label = self._label(subset)
+        return hashlib.sha256(json.dumps([qid, label, self.reasoner_key, library_tools_version(label.split("+"))]).encode()).hexdigest()
 
     def _label(self, subset: int | str | tuple) -> str:
         """A subset's ``'+'``-joined label from an index of this space, a tuple of tool names, or a label."""
@@ -426,7 +449,7 @@ class PrecomputeEngine:
         """Per question: the **All-Tools** cell (every tool of the library in one call, whatever ``max_size``) and,
         for reasoners that have one, the **selection call** (:mod:`fgpo_lib.reasoners.selection`) and the cell of the
         subset it picked. Cached like every cell; returns counts ``selections``, ``unparseable``."""
-        descriptions = [(t.name, t.description) for t in make_tools() if t.name in self.all_tools]
+        descriptions = [(t.name, t.description) for t in make_all_tools() if t.name in self.all_tools]
         selections = unparseable = 0
         for q in tqdm(self.questions, desc=f"{self.spec.benchmark}/{self.spec.reasoner} extras", unit="question", disable=not progress):
             self._ensure_cells(q, [self.all_tools])
@@ -555,8 +578,8 @@ def verify_table(table: RewardTable, sample: int, seed: int = 0, reasoner: Reaso
     for k in ("benchmark", "reasoner", "tools_version"):
         if k not in prov:
             raise ValueError(f"table provenance has no {k!r}: it was not made by fgpo precompute")
-    if prov["tools_version"] != tools_version():
-        raise ValueError(f"table tools version {prov['tools_version']} differs from this code's {tools_version()}")
+    if prov["tools_version"] != library_tools_version(table.tool_names):
+        raise ValueError(f"table tools version {prov['tools_version']} differs from this code's {library_tools_version(table.tool_names)}")
     spec = PrecomputeSpec(prov["benchmark"], prov["reasoner"], prov.get("reasoner_kwargs") or {}, int(prov.get("max_size", 4)), tools=table.tool_names)
     reasoner = reasoner or make_reasoner(spec.reasoner, **spec.reasoner_kwargs)
     fp = reasoner.fingerprint()

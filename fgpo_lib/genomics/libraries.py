@@ -24,22 +24,28 @@ from ..subsets import SubsetSpace
 from ..table import RewardTable
 from .benchmarks import BENCHMARKS
 from .tools import TOOL_ORDER
+from .tools_extra import EXTRA_TOOL_ORDER
+
+#: every tool, in canonical order: the 8, then the 12 of :mod:`fgpo_lib.genomics.tools_extra`
+ALL_TOOL_ORDER = TOOL_ORDER + EXTRA_TOOL_ORDER
 
 #: benchmark -> its 4-tool library, in canonical tool order (the rule above, applied to the records reader's tables)
 LIBRARIES: dict[str, tuple[str, ...]] = {name: b.library4 for name, b in BENCHMARKS.items()}
+#: the scaling chapter's libraries by size: the 8 tools, plus the first 4, 8 or 12 of the extra tools
+LARGE_LIBRARIES: dict[int, tuple[str, ...]] = {n: TOOL_ORDER + EXTRA_TOOL_ORDER[: n - len(TOOL_ORDER)] for n in (8, 12, 16, 20)}
 
 
 def library_tools(tools) -> tuple[str, ...]:
     """``tools`` (any order) as a library in canonical order; an error names any unknown or repeated tool."""
     tools = tuple(tools)
-    unknown = [t for t in tools if t not in TOOL_ORDER]
+    unknown = [t for t in tools if t not in ALL_TOOL_ORDER]
     if unknown:
-        raise ValueError(f"unknown tools {unknown}; the tools are {', '.join(TOOL_ORDER)}")
+        raise ValueError(f"unknown tools {unknown}; the tools are {', '.join(ALL_TOOL_ORDER)}")
     if len(set(tools)) != len(tools):
         raise ValueError(f"a tool appears twice in the library {list(tools)}")
     if not tools:
         raise ValueError("a library needs at least one tool")
-    return tuple(t for t in TOOL_ORDER if t in tools)
+    return tuple(t for t in ALL_TOOL_ORDER if t in tools)
 
 
 def sub_table(table: RewardTable, tools) -> RewardTable:
