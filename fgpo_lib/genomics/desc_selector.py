@@ -14,6 +14,8 @@ instead (:mod:`fgpo_lib.reasoners.selection`, precomputed into a table's extras)
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .tools import TOOL_CLASSES
@@ -44,11 +46,16 @@ def select_by_similarity(similarity: np.ndarray, max_size: int, margin: float = 
     return out
 
 
-def minilm_selection(questions: list[str], tools, max_size: int, model=None) -> list[tuple[str, ...]]:
-    """Per question, the tool names MiniLM's description selector calls (module doc), in ``tools``' order."""
+@lru_cache(maxsize=1)
+def _minilm():
     from ..reasoners.weights import minilm_model
 
-    model = model or minilm_model()
+    return minilm_model()
+
+
+def minilm_selection(questions: list[str], tools, max_size: int, model=None) -> list[tuple[str, ...]]:
+    """Per question, the tool names MiniLM's description selector calls (module doc), in ``tools``' order."""
+    model = model or _minilm()
     tools = list(tools)
     q = model.encode(list(questions), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
     d = model.encode(tool_descriptions(tools), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
