@@ -3,9 +3,9 @@
 For ``n_tools`` tools, subsets of at most ``max_size``, ``questions`` questions and a reasoner that takes
 ``seconds_per_call`` per (question, subset) cell: the subset count, the reward table's memory, the full precompute time,
 and the budget of a GRPO run of ``steps`` full-batch updates with groups of ``group_size`` (``steps x questions x G``
-calls), with the ratio of the two. The recommendation compares costs only: full enumeration when the table costs no
-more than the GRPO budget, and otherwise an estimator that enumerates part of the space (the k-subset dial,
-sum-and-sample, candidate sets) at about GRPO's budget. Which of those wins is what the scaling chapter measures.
+calls), with the ratio of the two. The recommendation: full enumeration when the table costs no more than the GRPO
+budget; otherwise partial enumeration at about GRPO's budget, naming the estimator the scaling chapter's committed
+runs found cheapest among those that matched full FGPO in every setting (:func:`fgpo_lib.scaling.recommend`).
 """
 
 from __future__ import annotations
@@ -61,9 +61,12 @@ class Plan:
         ratio = self.cells / self.grpo_calls
         if ratio <= 1:
             return f"full FGPO: the whole table costs {ratio:.2f}x the GRPO budget, and its gradient is exact"
+        from .scaling import recommend
+
+        measured = recommend(self.n_tools)
         return (
-            f"partial enumeration (k-subset FGPO, sum-and-sample or candidate sets) at about the GRPO budget: the whole "
-            f"table costs {ratio:.1f}x it (a cost comparison only; the scaling chapter measures which estimator wins)"
+            f"partial enumeration at about the GRPO budget (the whole table costs {ratio:.1f}x it): "
+            + (measured or "k-subset FGPO, sum-and-sample or candidate sets (no scaling runs committed to say which)")
         )
 
     def report(self) -> str:

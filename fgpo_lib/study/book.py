@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the book's fixed notebooks, executed after the settings, in this order
-BOOK_NOTEBOOKS = ("worked_example", "environment", "results", "protocol")
+BOOK_NOTEBOOKS = ("worked_example", "environment", "results", "protocol", "scaling")
 #: environment of notebook kernels, unless the caller set it. Thread caps: the policies are tiny, and torch's default of one
 #: thread per core made two parallel settings 10-40x slower than one thread each (measured: 31.6 s vs 3.3 s for one
 #: FGPO run while the other core was busy)

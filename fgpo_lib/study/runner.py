@@ -31,6 +31,7 @@ from ..validation import positive_int
 from .book import BOOK_NOTEBOOKS, ROOT, build_book, execute_notebook
 from ..genomics.benchmarks import BENCHMARKS
 from ..reasoners.registry import REASONERS
+from ..scaling import RUNS_DIR
 
 #: every (benchmark, reasoner) the book shows: the reasoners with a study role in the registry
 SETTINGS = [(b, r) for b in BENCHMARKS for r, e in REASONERS.items() if e.study]
@@ -160,14 +161,16 @@ def run_study(book_dir: Path, workers: int = 2, small: bool = False, overrides: 
     (gen / "study.json").write_text(json.dumps({"settings": done, "pending": pending, "small": small}, indent=1))
     for name in BOOK_NOTEBOOKS:
         print(f"executing notebooks/{name}.ipynb", flush=True)
-        execute_notebook(name, gen, {})  # the summary notebooks read the study from their own folder
+        # the summary notebooks read the study from their own folder; the scaling chapter the committed runs
+        params = {"runs_dir": os.path.relpath(RUNS_DIR.resolve(), gen.resolve())} if name == "scaling" else {}
+        execute_notebook(name, gen, params)
     _write_settings_toc(book_dir, done)
     return build_book(book_dir)
 
 
 def _write_settings_toc(book_dir: Path, done: list[str]) -> None:
     """The table of contents: fixed chapters, then one page per setting that ran."""
-    lines = ["format: jb-book", "root: intro", "chapters:", "  - file: method", "  - file: _generated/worked_example", "  - file: _generated/environment", "  - file: _generated/protocol", "  - file: _generated/results"]
+    lines = ["format: jb-book", "root: intro", "chapters:", "  - file: method", "  - file: _generated/worked_example", "  - file: _generated/environment", "  - file: _generated/protocol", "  - file: _generated/results", "  - file: _generated/scaling"]
     if done:
         lines += ["  - file: settings", "    sections:"] + [f"      - file: _generated/settings/{n}" for n in done]
     lines.append("  - file: limitations")
