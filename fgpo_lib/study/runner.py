@@ -121,6 +121,11 @@ def _retitle(notebook: Path, title: str) -> None:
     nbformat.write(nb, notebook)
 
 
+def _library_tables(args: tuple) -> dict[str, Path]:
+    benchmark, reasoner, gen = args
+    return library_tables(benchmark, reasoner, Path(gen) / "tables", Path(gen) / "tables" / "cells.sqlite")
+
+
 def _run_setting(args: tuple) -> str:
     name, params, out_dir, title = args
     _retitle(execute_notebook("setting", Path(out_dir), params, out_name=name), title)
@@ -132,9 +137,11 @@ def run_study(book_dir: Path, workers: int = 2, small: bool = False, overrides: 
     settings = SMALL["settings"] if small else SETTINGS
     base = {**(SMALL["params"] if small else {}), **(overrides or {})}
     jobs, pending, done = [], [], []
-    for benchmark, reasoner in settings:
+    (gen / "tables").mkdir(parents=True, exist_ok=True)
+    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:  # the readers' tables, built in parallel
+        built = list(pool.map(_library_tables, [(b, r, str(gen)) for b, r in settings]))
+    for (benchmark, reasoner), tables in zip(settings, built):
         name = setting_name(benchmark, reasoner)
-        tables = library_tables(benchmark, reasoner, gen / "tables", gen / "tables" / "cells.sqlite")
         if not tables:
             pending.append(name)
             continue
