@@ -259,7 +259,7 @@ group_size = 8                  # GRPO's G
 steps = 200                     # updates per method (GRPO: generation batches)
 lr = 0.05
 batch_questions = 0             # 0: all training questions per update
-featurizer = "minilm"           # question features; "text" is the fallback
+featurizer = "text"             # question features: "text" (hashed n-grams) or "minilm" (sentence embeddings)
 parameterization = "factorized"
 eval_every = 10
 """, "parameters"),

@@ -26,15 +26,20 @@ from .protocol import ARMS, DEAD_GROUP_G, LR_GRID, ArmResult
 
 @dataclass
 class SettingMeta:
-    """One (setting, library): ``table`` the path of its reward table, ``benchmark``, ``reasoner``."""
+    """One (setting, library): ``table`` the path of its reward table, ``benchmark``, ``reasoner``, and the table's
+    ``content_hash`` when the setting ran."""
 
     benchmark: str
     reasoner: str
     library: str
     table: Path
+    content_hash: str = ""
 
     def load_table(self) -> RewardTable:
-        return RewardTable.load(self.table)
+        t = RewardTable.load(self.table)
+        if self.content_hash and t.content_hash() != self.content_hash:
+            raise ValueError(f"{self.table} changed after its setting ran ({self.reasoner} on {self.benchmark}, {self.library}); run the study again")
+        return t
 
 
 def save_protocol(results: dict, table_paths: dict, out: Path, benchmark: str, reasoner: str) -> None:
@@ -46,6 +51,7 @@ def save_protocol(results: dict, table_paths: dict, out: Path, benchmark: str, r
     for library, arms in results.items():
         doc["libraries"][library] = {
             "table": os.path.relpath(Path(table_paths[library]).resolve(), out.parent.resolve()),
+            "content_hash": RewardTable.load(table_paths[library]).content_hash(),
             "arms": {name: res.to_json() for name, res in arms.items()},
         }
     out.write_text(json.dumps(doc))
@@ -66,7 +72,7 @@ def load_protocol(study_dir: Path) -> tuple[dict, dict]:
         title = setting_title(benchmark, reasoner)
         for library, d in doc["libraries"].items():
             results.setdefault(library, {})[title] = {name: ArmResult.from_json(a) for name, a in d["arms"].items()}
-            meta[(library, title)] = SettingMeta(benchmark, reasoner, library, (f.parent / d["table"]).resolve())
+            meta[(library, title)] = SettingMeta(benchmark, reasoner, library, (f.parent / d["table"]).resolve(), d.get("content_hash", ""))
     return results, meta
 
 

@@ -87,7 +87,19 @@ def library_tables(benchmark: str, reasoner: str, build_dir: Path, cache: Path) 
         out["4 tools"] = four
     if eight is not None:
         out["8 tools"] = eight
-    return out
+    return {lib: _snapshot(p, build_dir) for lib, p in out.items()}
+
+
+def _snapshot(path: Path, build_dir: Path) -> Path:
+    """A committed table copied into the build (unchanged if already there), so that every page of one build reads
+    the same table even while a precompute extends the committed one."""
+    if Path(path).parent.resolve() == Path(build_dir).resolve():
+        return Path(path)
+    copy = Path(build_dir) / Path(path).name
+    data = Path(path).read_bytes()
+    if not copy.exists() or copy.read_bytes() != data:
+        copy.write_bytes(data)
+    return copy
 
 
 def _source_hash() -> str:
