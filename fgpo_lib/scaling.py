@@ -178,7 +178,7 @@ def recommend(n_tools: int, runs_dir: Path | None = None) -> str | None:
 
 # --- committed run records ------------------------------------------------------------------------------------------
 #: where ``python -m fgpo_lib.scaling`` writes, and the book reads, the scaling runs
-RUNS_DIR = Path(__file__).resolve().parents[1] / "runs" / "scaling"
+RUNS_DIR = Path(__file__).resolve().parents[1] / "records" / "scaling"
 SCHEDULE = dict(seeds=(0, 1, 2), steps=60, batch=16, eval_every=10, lr=0.05, reward="eq1")
 
 
@@ -215,7 +215,7 @@ def load_runs(runs_dir: Path = RUNS_DIR) -> tuple[pd.DataFrame, pd.DataFrame, di
 
 def main(argv=None) -> int:
     """``python -m fgpo_lib.scaling --benchmark B --reasoner R [--questions Q]``: build the tables (cached cells), run
-    every estimator on every library size, and write the run records to ``runs/scaling/<B>__<R>/``."""
+    every estimator on every library size, and write the run records to ``records/scaling/<B>__<R>/``."""
     import argparse
     import time
 

@@ -940,11 +940,11 @@ most questions), subsets of at most 4 tools. Each estimator of `fgpo_lib/scaling
 the same batches; its cost is the number of distinct reasoner calls it made (a cached cell is never paid twice), its
 accuracy the raw score of its greedy subset on the table's test questions.
 
-The runs are committed records (`runs/scaling/`, made by `python -m fgpo_lib.scaling`, with the tables' content
+The runs are committed records (`records/scaling/`, made by `python -m fgpo_lib.scaling`, with the tables' content
 hashes and the code version); `tests/test_scaling.py` re-runs one of their points live and checks it matches.
 """),
     ("code", """
-runs_dir = "../../runs/scaling"   # the committed scaling runs
+runs_dir = "../../records/scaling"   # the committed scaling runs
 """, "parameters"),
     ("code", """
 import matplotlib.pyplot as plt
