@@ -5,16 +5,18 @@ Run one after another, each pays Python and dispatch overhead on every update. H
 ``r`` of one set of weights, every update is one batched matmul over all runs, and Adam is applied elementwise with
 each run's own learning rate. A run's loss touches only its own slice, so runs never interact: the result equals
 ``R`` separate runs of :func:`fgpo_lib.train.train` up to floating-point order (``tests/test_batched.py`` checks
-FGPO and SFT, which draw nothing, against it).
+FGPO and SFT, which draw nothing, and DPO, which draws in train()'s order, against it).
 
 How it departs from :func:`~fgpo_lib.train.train`:
 
 * linear policies only (``hidden = 0``), flat or factorized, optionally with a prior;
 * a run draws from its own seeded generator, but not in train()'s order, so GRPO and the k-subset dial match
   train() in distribution, not draw for draw;
-* methods: ``fgpo`` (with the entropy bonus and the k-subset dial), ``grpo`` (``beta = 0``), ``sft``; the KL terms,
-  DPO and GRPO's ``beta`` need train(); with full batches of unequal runs, padded rows enter GRPO's ``batch`` std
-  (not its ``group`` or ``none`` scaling, nor any loss);
+* methods: ``fgpo`` (with the entropy bonus and the k-subset dial), ``grpo`` (``beta = 0``), ``sft``, ``dpo``; the
+  KL terms and GRPO's ``beta`` need train(); with full batches of unequal runs, padded rows enter GRPO's ``batch``
+  std (not its ``group`` or ``none`` scaling, nor any loss);
+* DPO: a run whose batch holds no preference pair (every question constant) still takes an Adam step, with a zero
+  gradient (train() skips it), since the runs share Adam's step count;
 * evaluation points, dev selection and the run record follow train(); a record holds ``config``, ``curves``,
   ``final``, ``selected`` and the test ``per_question`` scores.
 
@@ -28,16 +30,18 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from .algos import GRPOConfig, best_subsets, grpo_advantages, grpo_loss
 from .algos.fgpo import draw_subset_mask, fgpo_loss
+from .algos.imitation import draw_rejected
 from .metrics import evaluate, reward_classes
 from .policy import SubsetPolicy
 from .rewards import RewardSpec
 from .table import RewardTable
 from .train import TrainConfig, _per_question, prior_probs
 
-BATCHED_METHODS = ("fgpo", "grpo", "sft")
+BATCHED_METHODS = ("fgpo", "grpo", "sft", "dpo")
 ADAM_BETAS, ADAM_EPS = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults
 
 
@@ -102,7 +106,7 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
     orders, cursors = [t for t in train_rows], [len(t) for t in train_rows]
     seen = torch.zeros(R, n, space.n_subsets, dtype=torch.bool)
     calls = torch.zeros(R, dtype=torch.int64)
-    if cfg.method in ("sft",) or (cfg.method == "fgpo" and not 0 < cfg.fgpo.subsets_per_update < space.n_subsets):
+    if cfg.method in ("sft", "dpo") or (cfg.method == "fgpo" and not 0 < cfg.fgpo.subsets_per_update < space.n_subsets):
         for r, t in enumerate(train_rows):  # methods that read every cell of their training questions once
             seen[r, t] = True
             calls[r] = len(t) * space.n_subsets
@@ -141,6 +145,14 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
             return per_run(fgpo_loss(z, reward[rows], cfg.fgpo.entropy_coef, subset_mask=drawn, reduction="none"))
         if cfg.method == "sft":
             return per_run(-torch.log_softmax(z, -1).gather(2, best[rows][..., None])[..., 0])
+        if cfg.method == "dpo":  # the reference is the initial policy: every run starts at zero weights
+            rejected, has = drawn
+            gap = lambda lp, i: lp.gather(2, i[..., None])[..., 0]  # noqa: E731
+            logp, ref = torch.log_softmax(z, -1), torch.log_softmax(prior_logits, -1)
+            chosen = best[rows]
+            margin = (gap(logp, chosen) - ref[chosen]) - (gap(logp, rejected) - ref[rejected])
+            w = has.float() * mask
+            return (((-F.logsigmoid(cfg.dpo.beta * margin)) * w).sum(1) / w.sum(1).clamp(min=1)).sum()
         samples, logp_old, adv = drawn
         logp = torch.log_softmax(z / cfg.grpo.temperature, -1).gather(2, samples)
         return per_run(grpo_loss(logp, logp_old, adv, cfg.grpo.epsilon, reduction="none").mean(-1))
@@ -172,6 +184,9 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
                 valid = mask[r] > 0
                 seen[r, rows[r][valid]] |= drawn[r][valid]
                 calls[r] += int(drawn[r][valid].sum())
+        if cfg.method == "dpo":  # one rejected subset per question, drawn as train() draws it
+            pairs = [draw_rejected(scores[rows[r]], best[rows[r]], gens[r]) for r in range(R)]
+            drawn = (torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs]))
         if cfg.method == "grpo":
             with torch.no_grad():
                 logp_all = torch.log_softmax(logits(params[0], params[1], rows) / cfg.grpo.temperature, -1)

@@ -28,6 +28,7 @@ CONFIGS = {
     "fgpo minibatch, eq1": (TrainConfig(method="fgpo", steps=30, eval_every=10, batch_questions=16, reward="eq1"), 1e-5),
     "fgpo k-dial": (TrainConfig(method="fgpo", steps=30, eval_every=10, batch_questions=16, fgpo={"subsets_per_update": 4}), 2e-3),
     "sft flat": (TrainConfig(method="sft", steps=30, eval_every=10, parameterization="flat"), 1e-5),
+    "dpo minibatch": (TrainConfig(method="dpo", steps=30, eval_every=10, batch_questions=16, dpo={"beta": 0.3}), 1e-5),
     "grpo eq1, Dr. GRPO": (TrainConfig(method="grpo", steps=30, eval_every=10, batch_questions=16, reward="eq1", grpo={"scale_rewards": "none", "num_iterations": 2}), 2e-3),
     "grpo full batch": (TrainConfig(method="grpo", steps=30, eval_every=10), 2e-3),
 }

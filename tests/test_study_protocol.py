@@ -138,3 +138,19 @@ def test_tool_output_tokens():
     assert c.count(q.qid, two) >= c.count(q.qid, ("gene_search",))
     with pytest.raises(KeyError, match="no question"):
         c.count("nope", two)
+
+
+def test_sub_table_leaves_out_the_parent_librarys_extras(three_tool_table):
+    """A 2-tool sub-table must not report the 3-tool All-Tools call as its own; the arm refuses a mismatched one."""
+
+    from fgpo_lib.genomics.libraries import sub_table
+
+    t = three_tool_table
+    t.extras = {"all_tools": {"kind": "cell", "subsets": ["+".join(t.tool_names)] * t.n_questions, "answers": [""] * t.n_questions, "rewards": [1.0] * t.n_questions}}
+    sub = sub_table(t, t.tool_names[:2])
+    assert sub.extras == {}
+    res = run_arm(ARMS["All-Tools"], sub, None, seeds=[0])
+    np.testing.assert_array_equal(res.scores[0], sub.rewards[:, sub.space.index_of(list(sub.tool_names))])
+    sub.extras = t.extras
+    with pytest.raises(ValueError, match="not its library"):
+        run_arm(ARMS["All-Tools"], sub, None, seeds=[0])

@@ -51,7 +51,8 @@ def library_tools(tools) -> tuple[str, ...]:
 def sub_table(table: RewardTable, tools) -> RewardTable:
     """The columns of ``table`` whose subsets use only ``tools``: a table over the library's own subset space.
 
-    ``rewards: (n_questions, n_subsets of the library)``; provenance gains ``library``.
+    ``rewards: (n_questions, n_subsets of the library)``; provenance gains ``library``. The extras (the All-Tools
+    cell and the selection call) belong to the parent library and are left out.
     """
     tools = tuple(t for t in table.tool_names if t in set(tools))
     space = SubsetSpace(len(tools), min(table.space.max_size, len(tools)), table.space.min_size, tools)
@@ -66,7 +67,6 @@ def sub_table(table: RewardTable, tools) -> RewardTable:
         reward_range=table.reward_range,
         provenance={**table.provenance, "library": list(tools)},
         answers=None if table.answers is None else table.answers[:, cols],
-        extras=table.extras,
     )
 
 

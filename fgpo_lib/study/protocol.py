@@ -193,6 +193,8 @@ def _fixed(arm: Arm, table: RewardTable, seeds: list[int]) -> ArmResult:
         return _constant(arm, table, S, table.rewards[np.arange(n), cols], space.sizes[cols], cols, calls, uniform)
     if arm.fixed == "all-tools":
         extra = table.extras.get("all_tools")
+        if extra is not None and set(extra["subsets"]) != {"+".join(space.tool_names)}:
+            raise ValueError(f"the table's All-Tools cells call {extra['subsets'][0]!r}, not its library {'+'.join(space.tool_names)!r}")
         if extra is not None:  # every tool of the library in one call, precomputed beside the table
             cols = np.full(n, space.index_of(space.tool_names) if space.max_size >= space.n_tools else -1)
             return _constant(arm, table, S, np.asarray(extra["rewards"], np.float64), np.full(n, float(space.n_tools)), cols, n)
