@@ -142,7 +142,16 @@ class CellCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(self.path), timeout=60)
-        self.db.execute("PRAGMA journal_mode=WAL")
+        # several processes may open a new cache at once; switching it to WAL takes a lock that sqlite's busy timeout
+        # does not wait for, so it is retried here
+        for attempt in range(100):
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == 99:
+                    raise
+                time.sleep(0.1)
         self.db.execute(
             "CREATE TABLE IF NOT EXISTS cells (key TEXT PRIMARY KEY, qid TEXT, subset TEXT, reasoner TEXT, "
             "answer TEXT, reward REAL, status TEXT, error TEXT, seconds REAL)"

@@ -204,3 +204,19 @@ def test_grpo_on_demand_oracle_goes_through_the_cache(tmp_path):
     assert run == ref  # same rewards from the live oracle as from the table
     assert oracle.calls == 4 * 4 * len(table.split_index("train"))
     assert lazy.cache.count() == oracle.unique_calls < oracle.calls  # only the sampled cells were evaluated
+
+
+def _open_cache(path):
+    from fgpo_lib.precompute import CellCache
+
+    CellCache(path).close()
+    return 1
+
+
+def test_a_new_cache_opened_by_several_processes_at_once(tmp_path):
+    """The study builds reader tables in parallel into one new cache: switching it to WAL must not fail on the lock."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(4) as pool:
+        for i in range(5):
+            assert sum(pool.map(_open_cache, [str(tmp_path / f"c{i}.sqlite")] * 8)) == 8
