@@ -28,6 +28,7 @@ ARMS = {
     "fgpo k-dial k=8": TrainConfig(method="fgpo", reward="eq1", batch_questions=16, fgpo={"subsets_per_update": 8}),
     "grpo (differential, G=6, batch 64)": TrainConfig(method="grpo", reward="differential", batch_questions=64, group_size=6),
     "sft": TrainConfig(method="sft", batch_questions=16),
+    "dpo (beta 0.1)": TrainConfig(method="dpo", batch_questions=16, dpo={"beta": 0.1}),
 }
 
 
