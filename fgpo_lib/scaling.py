@@ -129,14 +129,17 @@ def paired_against(finals: pd.DataFrame, reference: str = "FGPO (all subsets)") 
 
 
 REFERENCE = "FGPO (all subsets)"
+MARGIN = 2.0  # points: an estimator whose mean paired difference to full FGPO is at least -MARGIN matches it
 
 
 def answer(curves: pd.DataFrame, finals: pd.DataFrame, reference: str = REFERENCE) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The chapter's answer from runs of several settings (a ``setting`` column). Returns
 
     * ``summary`` per (tools, estimator): mean paired difference to ``reference`` (points), the lowest CI bound over
-      settings, in how many settings it **matches** the reference (its 95% interval reaches 0 or above), and its
-      distinct calls as a share of the reference's (mean over settings);
+      settings, in how many settings it **matches** the reference (its mean paired difference is at least
+      ``-MARGIN`` points; a test split of a few dozen questions is too small for an interval to decide it), in how
+      many its 95% interval lies wholly below zero, and its distinct calls as a share of the reference's (mean over
+      settings);
     * ``win`` per library size: the cheapest estimator that matches the reference in every setting.
     """
     settings = list(dict.fromkeys(curves.setting))
@@ -144,9 +147,11 @@ def answer(curves: pd.DataFrame, finals: pd.DataFrame, reference: str = REFERENC
     pa = pd.concat([paired_against(finals[finals.setting == s], reference).assign(setting=s) for s in settings], ignore_index=True)
     calls = fp.set_index(["setting", "tools", "estimator"])["distinct calls"]
     pa["calls vs full FGPO"] = [calls[(s, n, e)] / calls[(s, n, reference)] for s, n, e in zip(pa.setting, pa.tools, pa.estimator)]
-    pa["matches"] = pa["hi"] >= 0
+    pa["matches"] = pa[f"vs {reference}"] >= -MARGIN
+    pa["worse"] = pa["hi"] < 0
     summary = (pa.groupby(["tools", "estimator"], sort=False)
-               .agg(**{"mean vs full FGPO": (f"vs {reference}", "mean"), "worst lo": ("lo", "min"), "settings matched": ("matches", "sum"), "calls vs full FGPO": ("calls vs full FGPO", "mean")})
+               .agg(**{"mean vs full FGPO": (f"vs {reference}", "mean"), "worst lo": ("lo", "min"), "settings matched": ("matches", "sum"),
+                       "settings worse (CI)": ("worse", "sum"), "calls vs full FGPO": ("calls vs full FGPO", "mean")})
                .reset_index())
     summary["settings"] = len(settings)
     win = []
