@@ -56,7 +56,7 @@ def test_batched_runs_equal_separate_runs(name, setup):
 def test_batched_refuses_what_it_does_not_run(setup):
     table, features, folds = setup
     run = [RunSpec(0, 0.1, folds[0])]
-    for cfg, match in ((TrainConfig(method="dpo"), "use fgpo_lib.train.train"), (TrainConfig(hidden=4), "linear policy"), (TrainConfig(fgpo={"kl_coef": 0.1}), "no KL"), (TrainConfig(method="grpo", grpo={"dynamic_sampling": 2}), "dynamic sampling")):
+    for cfg, match in ((TrainConfig(method="rloo"), "use fgpo_lib.train.train"), (TrainConfig(hidden=4), "linear policy"), (TrainConfig(fgpo={"kl_coef": 0.1}), "no KL"), (TrainConfig(method="grpo", grpo={"dynamic_sampling": 2}), "dynamic sampling")):
         with pytest.raises(ValueError, match=match):
             train_batched(table, cfg, run, features)
 
