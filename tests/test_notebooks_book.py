@@ -101,7 +101,7 @@ def test_small_book_passes_the_chromium_check(small_book):
 
 
 def test_published_pages_fold_the_injected_parameters(small_book):
-    for page in ("_generated/protocol.html", "_generated/settings/genehop__records.html"):
+    for page in ("_generated/scaling.html", "_generated/settings/genehop__records.html"):  # the pages papermill passes parameters to
         classes = re.findall(r'class="cell (tag_[^"]*)"', (small_book / page).read_text())
         injected = [c for c in classes if "tag_injected-parameters" in c]
         assert injected and all("tag_hide-input" in c for c in injected), (page, classes)

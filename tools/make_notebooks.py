@@ -887,7 +887,8 @@ fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
 for ax, col, label in zip(axes, ("oracle headroom", "constant share", "FGPO - GRPO"), ("oracle - best fixed subset (points)", "same score under every subset (% of questions)", "FGPO - GRPO (paper) (points)")):
     sns.lineplot(data=llm, x="params (M)", y=col, hue="benchmark", marker="o", ax=ax)
     ax.set(xscale="log", xlabel="reasoner parameters (millions, log scale)", ylabel=label)
-    ax.legend(fontsize=7)
+    if ax.get_legend_handles_labels()[0]:  # a study without LLM settings has nothing to plot here
+        ax.legend(fontsize=7)
 axes[2].axhline(0, color="grey", lw=1)
 fig.tight_layout()
 glue_figure("fig_proto_strength", fig)
