@@ -1089,7 +1089,7 @@ tools {glue:text}`scal_win_16` ({glue:text}`scal_win_ratio_16:.1f`%), with 12 {g
 {glue:text}`scal_grpo_20:+.2f` points from full FGPO at 20 tools and matches it in {glue:text}`scal_grpo_20_match` of
 the settings. Since every estimator here is ranked by its calls, the ranking holds whatever one call costs; what the
 cost per call decides is whether full FGPO is affordable at all (the cost table above): with a reader, always; with an
-LLM at a second per call, a 20-tool table of 2,002 questions is days of CPU, and a partial estimator is the only way.
+LLM at a second per call, a 20-tool table of 2,002 questions takes months of CPU (the cost table), and a partial estimator is the only way.
 
 These are reader tables: their rewards are deterministic parsers' and retrievers' scores, easier than an LLM's. The
 LLM part of this chapter (on-demand calls through the engine's cache) is not run yet.
