@@ -20,18 +20,8 @@ import torch
 
 from fgpo_lib import TrainConfig, train
 from fgpo_lib.examples import synthetic_table
+from fgpo_lib.scaling import ESTIMATORS  # the scaling chapter's registry: every estimator it compares
 from fgpo_lib.subsets import format_bytes
-
-ESTIMATORS = {
-    "FGPO (all subsets)": dict(method="fgpo"),
-    "FGPO k=32": dict(method="fgpo", fgpo={"subsets_per_update": 32}),
-    "candidate sets t=4": dict(method="fgpo", fgpo={"candidate_tools": 4}),
-    "sum-and-sample m=8": dict(method="sum-and-sample", sas={"top_m": 8, "n_samples": 4}),
-    "unordered set k=4": dict(method="unordered-set", us={"set_size": 4}),
-    "RLOO G=8": dict(method="rloo"),
-    "GRPO G=8": dict(method="grpo"),
-    "GRPO + dynamic sampling": dict(method="grpo", grpo={"dynamic_sampling": 2}),
-}
 
 
 def main() -> None:
@@ -48,7 +38,7 @@ def main() -> None:
         for name, kw in ESTIMATORS.items():
             seconds = []
             for steps in (0, args.updates):
-                cfg = TrainConfig(steps=steps, batch_questions=args.batch, eval_every=max(steps, 1), featurizer="text", **kw)
+                cfg = TrainConfig(steps=steps, batch_questions=args.batch, eval_every=max(steps, 1), featurizer="text", group_size=8, **kw)
                 best = float("inf")
                 for _ in range(3):  # the fastest of 3 (after a warm-up run), so other load on the machine counts least
                     t0 = time.perf_counter()

@@ -64,15 +64,19 @@ def tools_version() -> str:
     and GeneSeq questions. A refactor that leaves every output unchanged keeps the version; any change to an output
     (code, data or token cap) changes it, and with it every cache key.
     """
-    tools = make_tools()
     probes = [(t,) for t in TOOL_ORDER] + [(t, "gene_record") for t in ("gene_search", "snp_lookup", "disease_genes")]
+    return _outputs_hash(make_tools(), probes)[:16] + f"-cap{TOKEN_CAP}"
+
+
+def _outputs_hash(tools: list, probes: list[tuple[str, ...]]) -> str:
+    """sha256 (hex) of what each probe (a subset of tool names) outputs on every built-in question."""
     h = hashlib.sha256()
     for name in ("geneturing", "genehop", "geneseq"):
         for q in load_benchmark(name):
             cache: dict = {}
             for probe in probes:
                 h.update(render_outputs(run_subset(tools, probe, q.text, cache)).encode())
-    return h.hexdigest()[:16] + f"-cap{TOKEN_CAP}"
+    return h.hexdigest()
 
 
 @lru_cache(maxsize=1)
@@ -80,20 +84,17 @@ def extra_tools_version() -> str:
     """:func:`tools_version` of the 12 extra tools (each alone, and each after ``gene_search``), appended to the 8's.
     A cell whose subset holds an extra tool is keyed with it; a cell of the 8 tools keeps the 8's version, so larger
     libraries share the 8-tool library's cached cells."""
-    tools = make_all_tools()
     probes = [(t,) for t in EXTRA_TOOL_ORDER] + [("gene_search", t) for t in EXTRA_TOOL_ORDER]
-    h = hashlib.sha256()
-    for name in ("geneturing", "genehop", "geneseq"):
-        for q in load_benchmark(name):
-            cache: dict = {}
-            for probe in probes:
-                h.update(render_outputs(run_subset(tools, probe, q.text, cache)).encode())
-    return f"{tools_version()}+x{h.hexdigest()[:12]}"
+    return f"{tools_version()}+x{_outputs_hash(make_all_tools(), probes)[:12]}"
+
+
+_EXTRA_TOOLS = frozenset(EXTRA_TOOL_ORDER)
 
 
 def library_tools_version(tools) -> str:
-    """The tools version of a library or subset (tool names): the 8's, or with the extra tools' when it holds one."""
-    return extra_tools_version() if set(tools) & set(EXTRA_TOOL_ORDER) else tools_version()
+    """The tools version of a library or subset (tool names): the 8's, or with the extra tools' when it holds one.
+    Called for every cache key, so it builds no set of its own."""
+    return tools_version() if _EXTRA_TOOLS.isdisjoint(tools) else extra_tools_version()
 
 
 def data_sha256() -> str:

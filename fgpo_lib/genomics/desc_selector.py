@@ -60,4 +60,4 @@ def minilm_selection(questions: list[str], tools, max_size: int, model=None) -> 
     q = model.encode(list(questions), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
     d = model.encode(tool_descriptions(tools), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
     picks = select_by_similarity(q @ d.T, max_size)
-    return [tuple(t for i, t in enumerate(tools) if i in set(p)) for p in picks]
+    return [tuple(t for i, t in enumerate(tools) if i in p) for p in map(set, picks)]

@@ -15,7 +15,7 @@ from Bio.Seq import Seq
 from Bio.SeqUtils import MeltingTemp, molecular_weight
 from Bio.SeqUtils.ProtParam import ProteinAnalysis
 
-from .tools import NO_HIT, Context, SequenceTool, Tool, ToolOutput, candidate_names, disease_term, gc_percent
+from .tools import _RSID, NO_HIT, Context, SequenceTool, Tool, ToolOutput, candidate_names, disease_term, gc_percent
 from .ncbi_replay import norm_term
 
 
@@ -114,7 +114,8 @@ class MeltingTemperature(SequenceTool):
 
 # --- views of the recorded NCBI responses -----------------------------------------------------------------------------
 class _GeneView(Tool):
-    """A view of NCBI Gene records: the gene IDs earlier tools found, else the question's names looked up."""
+    """A view of NCBI Gene records: the gene IDs earlier tools found, else the question's names looked up; one
+    :meth:`line` per record (``None`` skips it)."""
 
     def records(self, question: str, context: Context):
         ids = list(context.get("gene_ids"))
@@ -123,32 +124,36 @@ class _GeneView(Tool):
                 ids.extend(i for i in self.replay.genes_by_name(name)[:1] if i not in ids)
         return [r for r in (self.replay.genes.get(g) for g in ids[:3]) if r is not None]
 
+    def run(self, question: str, context: Context) -> ToolOutput:
+        lines = [line for line in map(self.line, self.records(question, context)) if line is not None]
+        return self._out(lines or [NO_HIT])
+
+    def line(self, r) -> str | None:  # pragma: no cover - interface
+        raise NotImplementedError
+
 
 class GeneSummary(_GeneView):
     name = "gene_summary"
     description = "The full NCBI Gene summary paragraph of the genes in the question (or found by earlier tools)."
 
-    def run(self, question: str, context: Context) -> ToolOutput:
-        lines = [f"{r.symbol}: {r.summary}" for r in self.records(question, context) if r.summary]
-        return self._out(lines or [NO_HIT])
+    def line(self, r) -> str | None:
+        return f"{r.symbol}: {r.summary}" if r.summary else None
 
 
 class GeneAliases(_GeneView):
     name = "gene_aliases"
     description = "Official symbol, full name and every alias of the genes in the question (NCBI Gene)."
 
-    def run(self, question: str, context: Context) -> ToolOutput:
-        lines = [f"{r.symbol} ({r.name}): aliases {', '.join(r.aliases) or 'none'}" for r in self.records(question, context)]
-        return self._out(lines or [NO_HIT])
+    def line(self, r) -> str | None:
+        return f"{r.symbol} ({r.name}): aliases {', '.join(r.aliases) or 'none'}"
 
 
 class GeneLocation(_GeneView):
     name = "gene_location"
     description = "Chromosome, cytogenetic band and genomic coordinates of the genes in the question (NCBI Gene)."
 
-    def run(self, question: str, context: Context) -> ToolOutput:
-        lines = [f"{r.symbol}: chromosome {r.chromosome or '?'}, band {r.map_location or '?'}, {r.genomic or 'no genomic location'}" for r in self.records(question, context)]
-        return self._out(lines or [NO_HIT])
+    def line(self, r) -> str | None:
+        return f"{r.symbol}: chromosome {r.chromosome or '?'}, band {r.map_location or '?'}, {r.genomic or 'no genomic location'}"
 
 
 class SnpClinical(Tool):
@@ -156,42 +161,49 @@ class SnpClinical(Tool):
     description = "Clinical significance and function class that dbSNP records for each rsID in the question."
 
     def run(self, question: str, context: Context) -> ToolOutput:
-        import re
-
         lines = []
-        for rsid in dict.fromkeys(m.lower() for m in re.findall(r"\brs\d+\b", question or "", re.I)):
+        for rsid in dict.fromkeys(m.lower() for m in _RSID.findall(question or "")):
             rec = self.replay.snps.get(rsid)
             if rec is not None:
                 lines.append(f"{rec.rsid}: clinical significance {rec.clinical_significance or 'not reported'}; {rec.function_class or 'no function class'}")
         return self._out(lines or [NO_HIT])
 
 
-class OmimPhenotypes(Tool):
+class _OmimView(Tool):
+    """The OMIM entries matching the question's disease whose id starts with one of :attr:`prefixes`, one
+    :meth:`line` each."""
+
+    prefixes: tuple[str, ...] = ()
+
+    def run(self, question: str, context: Context) -> ToolOutput:
+        term = disease_term(question)
+        lines = []
+        for mim in self.replay.omim_search.get(norm_term(term), []) if term else []:
+            e = self.replay.omim.get(mim)
+            if e is not None and e.oid.startswith(self.prefixes):
+                lines.append(self.line(e))
+        return self._out(lines or [NO_HIT])
+
+    def line(self, e) -> str:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class OmimPhenotypes(_OmimView):
     name = "omim_phenotypes"
     description = "OMIM phenotype entries (# and %) matching the disease in the question, with their alternative titles."
+    prefixes = ("#", "%")
 
-    def run(self, question: str, context: Context) -> ToolOutput:
-        term = disease_term(question)
-        lines = []
-        for mim in self.replay.omim_search.get(norm_term(term), []) if term else []:
-            e = self.replay.omim.get(mim)
-            if e is not None and e.oid.startswith(("#", "%")):
-                lines.append(f"{e.oid} {e.title}" + (f" (also: {e.alt_titles})" if e.alt_titles else ""))
-        return self._out(lines or [NO_HIT])
+    def line(self, e) -> str:
+        return f"{e.oid} {e.title}" + (f" (also: {e.alt_titles})" if e.alt_titles else "")
 
 
-class OmimGeneEntries(Tool):
+class OmimGeneEntries(_OmimView):
     name = "omim_gene_entries"
     description = "OMIM gene entries (* and +) matching the disease in the question, with their loci."
+    prefixes = ("*", "+")
 
-    def run(self, question: str, context: Context) -> ToolOutput:
-        term = disease_term(question)
-        lines = []
-        for mim in self.replay.omim_search.get(norm_term(term), []) if term else []:
-            e = self.replay.omim.get(mim)
-            if e is not None and e.oid.startswith(("*", "+")):
-                lines.append(f"{e.oid} {e.title}; locus {e.locus or 'unknown'}")
-        return self._out(lines or [NO_HIT])
+    def line(self, e) -> str:
+        return f"{e.oid} {e.title}; locus {e.locus or 'unknown'}"
 
 
 #: the twelve, in the order the larger libraries add them (12 tools: the first 4, 16: the first 8, 20: all)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,11 @@ class SettingMeta:
     content_hash: str = ""
 
     def load_table(self) -> RewardTable:
+        """The table, read and checked against ``content_hash`` once; every analysis of the chapter shares it."""
+        return self._loaded
+
+    @cached_property
+    def _loaded(self) -> RewardTable:
         t = RewardTable.load(self.table)
         if self.content_hash and t.content_hash() != self.content_hash:
             raise ValueError(f"{self.table} changed after its setting ran ({self.reasoner} on {self.benchmark}, {self.library}); run the study again")
