@@ -314,16 +314,23 @@ class PrecomputeEngine:
         done = self.cache.ok([self.key(q.qid, s) for s in order])
         return [s for s in order if self.key(q.qid, s) not in done]
 
-    def seed_from_table(self, table: RewardTable, source: str = "table") -> int:
-        """Fill the cell cache from a table made by ``fgpo precompute`` (partial or complete, any library or sample).
-
-        The table must come from this reasoner, prompt and tools: its provenance is checked field by field, and a
-        mismatch is refused with the field named. Cells already ``ok`` in the cache are kept. Returns the cells added.
-        """
-        prov, mine = table.provenance, self.provenance()
+    def check_cells_provenance(self, prov: dict, tools, source: str) -> None:
+        """Refuse, naming the field, cells whose provenance is not this engine's reasoner and prompt, or whose tools
+        (``tools``: their library) were made by other code."""
+        mine = {**self.provenance(), "tools_version": library_tools_version(tools)}
         for k in ("benchmark", "reasoner", "model_sha256", "prompt_sha256", "reasoner_version", "tools_version"):
             if prov.get(k) != mine[k]:
                 raise PrecomputeError(f"{source}: its {k} is {prov.get(k)!r} but this engine's is {mine[k]!r}, so its cells are not this engine's cells")
+
+    def seed_from_table(self, table: RewardTable, source: str = "table") -> int:
+        """Fill the cell cache from a table made by ``fgpo precompute`` (partial or complete, any library or sample).
+
+        The table must come from this reasoner and prompt, and its tools from this code (its library may be smaller
+        than this engine's: a cell is keyed by its own tools): its provenance is checked field by field, and a
+        mismatch is refused with the field named. Cells already ``ok`` in the cache are kept. Returns the cells added.
+        """
+        prov = table.provenance
+        self.check_cells_provenance(prov, table.space.tool_names, source)
         rows = []
         labels = table.space.labels()
         for i, qid in enumerate(table.question_ids):
@@ -508,16 +515,30 @@ class PrecomputeEngine:
 
     def cell(self, q: Question, subset: int) -> float:
         """Reward of one cell: from the cache, or evaluated now and cached (GRPO's on-demand path)."""
-        key = self.key(q.qid, subset)
-        hit = self.cache.get([key]).get(key)
-        if hit is None or hit[2] != "ok":
+        return float(self.cells(q, [subset])[0])
+
+    def cells(self, q: Question, subsets) -> np.ndarray:
+        """Rewards ``(len(subsets),)`` of some cells of one question: the cached ones read, the others evaluated now
+        as one batch in trie order (so the reasoner reuses the prompt prefixes they share) and cached. A failed cell
+        raises :class:`PrecomputeError` naming it, after the batch's other cells are cached."""
+        subsets = [int(s) for s in subsets]
+        keys = [self.key(q.qid, s) for s in subsets]
+        hits = self.cache.get(keys)
+        missing = sorted({s for s, k in zip(subsets, keys) if k not in hits or hits[k][2] != "ok"}, key=self._trie_rank.__getitem__)
+        got = {k: float(hits[k][1]) for k in keys if k in hits and hits[k][2] == "ok"}
+        if missing:
             t = time.perf_counter()
-            res = evaluate_question(self.spec, q, [subset], self.reasoner)
+            res = evaluate_question(self.spec, q, missing, self.reasoner)
             self.cache.put(self._rows(q, res, time.perf_counter() - t))
-            if res[0][3] != "ok":
-                raise PrecomputeError(f"cell {q.qid} / {self.space.label(subset)!r} failed: {res[0][4]}")
-            return float(res[0][2])
-        return float(hit[1])
+            for s, _, r, status, err in res:
+                if status != "ok":
+                    raise PrecomputeError(f"cell {q.qid} / {self.space.label(s)!r} failed: {err}")
+                got[self.key(q.qid, s)] = float(r)
+        return np.array([got[k] for k in keys], dtype=np.float64)
+
+    @cached_property
+    def _trie_rank(self) -> dict[int, int]:
+        return {s: i for i, s in enumerate(self.space.trie_order().tolist())}
 
     def provenance(self) -> dict:
         fp = json.loads(self.reasoner_key)
@@ -635,13 +656,11 @@ class EngineOracle:
         return len(self._seen)
 
     def __call__(self, rows: np.ndarray, subsets: np.ndarray) -> np.ndarray:
-        out = np.zeros(subsets.shape, dtype=np.float32)
-        for i, row in enumerate(np.asarray(rows)):
-            for j, s in enumerate(np.asarray(subsets)[i]):
-                key = (int(row), int(s))
-                self.calls += 1
-                self._seen.add(key)
-                if key not in self._memo:
-                    self._memo[key] = self.engine.cell(self.engine.questions[key[0]], key[1])
-                out[i, j] = self._memo[key]
-        return out
+        rows, subsets = np.asarray(rows, dtype=np.int64), np.asarray(subsets, dtype=np.int64)
+        self.calls += subsets.size
+        for row, subs in zip(rows.tolist(), subsets.tolist()):  # a question's new cells go to the reasoner as one batch
+            self._seen.update((row, s) for s in subs)
+            new = [s for s in dict.fromkeys(subs) if (row, s) not in self._memo]
+            if new:
+                self._memo.update(zip(((row, s) for s in new), self.engine.cells(self.engine.questions[row], new).tolist()))
+        return np.array([[self._memo[(r, s)] for s in subs] for r, subs in zip(rows.tolist(), subsets.tolist())], dtype=np.float32).reshape(subsets.shape)

@@ -78,16 +78,25 @@ def run_scaling(tables: dict[int, RewardTable], estimators=None, seeds=(0, 1), s
         for n_tools, table in tables.items():
             for name in names:
                 for seed in seeds:
-                    cfg = TrainConfig(steps=steps, batch_questions=batch, eval_every=eval_every, lr=lr, seed=seed, featurizer="text", group_size=8, reward=reward, **ESTIMATORS[name])
-                    rec = train(table, cfg)
-                    for p in rec["curves"]:
-                        curves.append({"tools": n_tools, "subsets": table.n_subsets, "estimator": name, "seed": seed, "step": p["step"],
-                                       "calls": p["reasoner_calls"], "distinct calls": p["unique_reasoner_calls"],
-                                       "test score": 100 * p["test"]["greedy_reward"], "dead groups": p.get("group_zero_variance")})
-                    pq = rec["per_question"]["test"]
-                    finals.append(pd.DataFrame({"tools": n_tools, "estimator": name, "seed": seed, "question_id": pq["question_ids"], "score": pq["greedy_reward"]}))
+                    c, f = run_rows(n_tools, name, seed, train(table, scaling_config(name, seed, steps, batch, eval_every, lr, reward)))
+                    curves += c
+                    finals.append(f)
                     bar.update()
     return pd.DataFrame(curves), pd.concat(finals, ignore_index=True)
+
+
+def scaling_config(name: str, seed: int, steps: int, batch: int, eval_every: int, lr: float, reward: str) -> TrainConfig:
+    """The :class:`~fgpo_lib.train.TrainConfig` of estimator ``name`` in a scaling run: the text featurizer, G = 8."""
+    return TrainConfig(steps=steps, batch_questions=batch, eval_every=eval_every, lr=lr, seed=seed, featurizer="text", group_size=8, reward=reward, **ESTIMATORS[name])
+
+
+def run_rows(n_tools: int, name: str, seed: int, rec: dict) -> tuple[list[dict], pd.DataFrame]:
+    """One run record as the rows of :func:`run_scaling`'s two frames (its docstring has the columns)."""
+    curves = [{"tools": n_tools, "subsets": rec["table"]["n_subsets"], "estimator": name, "seed": seed, "step": p["step"],
+               "calls": p["reasoner_calls"], "distinct calls": p["unique_reasoner_calls"],
+               "test score": 100 * p["test"]["greedy_reward"], "dead groups": p.get("group_zero_variance")} for p in rec["curves"]]
+    pq = rec["per_question"]["test"]
+    return curves, pd.DataFrame({"tools": n_tools, "estimator": name, "seed": seed, "question_id": pq["question_ids"], "score": pq["greedy_reward"]})
 
 
 def pareto_front(points: pd.DataFrame, cost: str = "distinct calls", value: str = "test score") -> pd.DataFrame:

@@ -142,9 +142,21 @@ def _metrics(probs: np.ndarray, table: RewardTable, rows: np.ndarray, cfg: Train
     return evaluate(probs[rows], table.rewards[rows], table.space, cfg.group_size, rng, None if classes is None else (classes[0], classes[1][rows]))
 
 
-def _per_question(probs: np.ndarray, table: RewardTable, rows: np.ndarray, keep_probs: bool = False) -> dict:
+def _greedy_metrics(probs: np.ndarray, table, rows: np.ndarray, eval_oracle) -> dict:
+    """On-demand evaluation: the greedy subset's raw score (read through ``eval_oracle``) and size; no metric that
+    needs a whole row of the table."""
+    greedy = np.argmax(probs[rows], axis=1)
+    return {"greedy_reward": float(eval_oracle(rows, greedy[:, None]).mean()), "greedy_size": float(table.space.sizes[greedy].mean())}
+
+
+def _per_question(probs: np.ndarray, table: RewardTable, rows: np.ndarray, keep_probs: bool = False, eval_oracle=None) -> dict:
     """Per question of ``rows``: the greedy subset (canonical index), its reward and size, the expected reward, and
-    with ``keep_probs`` the policy itself, ``probs: (len(rows), n_subsets)`` as nested lists."""
+    with ``keep_probs`` the policy itself, ``probs: (len(rows), n_subsets)`` as nested lists. With ``eval_oracle``
+    (on-demand evaluation) the greedy subset's reward is read through it and there is no expected reward."""
+    if eval_oracle is not None:
+        greedy = np.argmax(probs[rows], axis=1)
+        return {"question_ids": [table.question_ids[i] for i in rows], "greedy_subset": greedy.tolist(),
+                "greedy_reward": eval_oracle(rows, greedy[:, None])[:, 0].astype(float).tolist(), "greedy_size": table.space.sizes[greedy].tolist()}
     p, r = probs[rows], table.rewards[rows]
     out = {
         "question_ids": [table.question_ids[i] for i in rows],
@@ -158,7 +170,7 @@ def _per_question(probs: np.ndarray, table: RewardTable, rows: np.ndarray, keep_
     return out
 
 
-def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None = None, progress: bool = False, oracle=None, splits: dict | None = None) -> dict:
+def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None = None, progress: bool = False, oracle=None, splits: dict | None = None, eval_oracle=None) -> dict:
     """Train ``config.method`` on ``table``'s training questions; evaluate on train and test. Returns the run record.
 
     Args:
@@ -168,8 +180,15 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
         oracle: GRPO's reward oracle (``(rows, subsets) -> rewards``, counting ``calls``/``unique_calls``); default
             a :class:`~fgpo_lib.oracle.TableOracle` on ``table``. Evaluation metrics always read ``table``.
         splits: ``{"train", "test"[, "dev"]}`` row indices overriding the table's split (module doc).
+        eval_oracle: on-demand evaluation, for a library too large to tabulate: an oracle like ``oracle`` (its own
+            call counts) that gives the raw score of the greedy subsets. ``table`` then need hold no rewards (an
+            :class:`~fgpo_lib.ondemand.OnDemandTable`), the method must sample through ``oracle`` (GRPO or one of
+            :data:`SAMPLED`), and each evaluation point has only the test questions' ``greedy_reward`` and
+            ``greedy_size``.
     """
     cfg = config
+    if eval_oracle is not None and (oracle is None or cfg.method not in ("grpo", *SAMPLED)):
+        raise ValueError(f"on-demand evaluation needs a sampling method and its training oracle; got method {cfg.method!r}")
     if splits is None:
         train_rows, test_rows, dev_rows = table.split_index("train"), table.split_index("test"), np.array([], np.int64)
     else:
@@ -218,7 +237,8 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
     order, cursor = train_rows_t, len(train_rows_t)  # first minibatch triggers a seeded shuffle
     curves, optimizer_steps, zero_var = [], 0, []
     selected, selected_probs = None, None
-    classes = reward_classes(table.rewards)  # sorted once for every evaluation point
+    classes = reward_classes(table.rewards) if eval_oracle is None else None  # sorted once for every evaluation point
+    metrics = (lambda probs, rows, step, salt: _metrics(probs, table, rows, cfg, step, salt, classes)) if eval_oracle is None else (lambda probs, rows, step, salt: _greedy_metrics(probs, table, rows, eval_oracle))
     for step in tqdm(range(steps + 1), desc=f"{cfg.method} seed {cfg.seed}", disable=not progress):
         if step % max(cfg.eval_every, 1) == 0 or step == steps:
             probs = current_probs()
@@ -228,11 +248,11 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
                 "optimizer_steps": optimizer_steps,
                 **evals,
                 "group_zero_variance": float(np.mean(zero_var)) if zero_var else None,
-                "train": _metrics(probs, table, train_rows, cfg, step, 0, classes),
-                "test": _metrics(probs, table, test_rows, cfg, step, 1, classes) if len(test_rows) else None,
+                "train": metrics(probs, train_rows, step, 0) if eval_oracle is None else None,  # on demand: test only
+                "test": metrics(probs, test_rows, step, 1) if len(test_rows) else None,
             }
             if len(dev_rows):
-                point["dev"] = _metrics(probs, table, dev_rows, cfg, step, 2, classes)
+                point["dev"] = metrics(probs, dev_rows, step, 2)
                 if (step > 0 or steps == 0) and (selected is None or point["dev"]["greedy_reward"] > selected["dev"]["greedy_reward"]):
                     selected, selected_probs = point, probs
             curves.append(point)
@@ -273,13 +293,13 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
             "unique_reasoner_calls": last["unique_reasoner_calls"],
             "optimizer_steps": optimizer_steps,
         },
-        "per_question": {name: _per_question(probs, table, rows, keep_probs=splits is not None and name == "test") for name, rows in (("train", train_rows), ("test", test_rows)) if len(rows)},
+        "per_question": {name: _per_question(probs, table, rows, keep_probs=splits is not None and name == "test", eval_oracle=eval_oracle) for name, rows in (("train", train_rows), ("test", test_rows)) if len(rows) and (eval_oracle is None or name == "test")},
         "subset_probs": {name: probs[rows].mean(axis=0).tolist() for name, rows in (("train", train_rows), ("test", test_rows)) if len(rows)},
         "selected": None
         if selected is None
         else {
             "step": selected["step"],
             **{k: selected[k] for k in ("train", "dev", "test", "reasoner_calls", "unique_reasoner_calls")},
-            "per_question": {"test": _per_question(selected_probs, table, test_rows, keep_probs=True)} if len(test_rows) else {},
+            "per_question": {"test": _per_question(selected_probs, table, test_rows, keep_probs=True, eval_oracle=eval_oracle)} if len(test_rows) else {},
         },
     }
