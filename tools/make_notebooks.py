@@ -962,6 +962,7 @@ hashes and the code version); `tests/test_scaling.py` re-runs one of their point
 """),
     ("code", """
 runs_dir = "../../records/scaling"   # the committed scaling runs
+llm_runs_dir = "../../records/scaling_llm"   # the committed on-demand LLM runs
 """, "parameters"),
     ("code", """
 import matplotlib.pyplot as plt
@@ -1092,7 +1093,77 @@ cost per call decides is whether full FGPO is affordable at all (the cost table 
 LLM at a second per call, a 20-tool table of 2,002 questions takes months of CPU (the cost table), and a partial estimator is the only way.
 
 These are reader tables: their rewards are deterministic parsers' and retrievers' scores, easier than an LLM's. The
-LLM part of this chapter (on-demand calls through the engine's cache) is not run yet.
+next section puts an LLM in their place.
+
+## An LLM reasoner, on demand
+
+A 20-tool table of an LLM is what this chapter says not to build. So here the estimators that sample train on the
+20-tool library with every reward an LLM call made when first drawn, through the precompute engine's cell cache
+(`fgpo_lib/ondemand.py`, `python -m fgpo_lib.ondemand`): each pays for exactly the cells it draws. The same questions
+at 8 tools read the committed 163-subset table, where full FGPO is the reference. The schedule is shorter than the
+reader runs' (fewer, smaller updates: the calls are CPU-minutes, not milliseconds), and a test split of this size only
+shows large effects. The runs share one cell cache, in the order of the table: a run pays in wall time only for the
+cells no earlier run drew, so a run that follows the same seed as an earlier one through the same subsets costs
+almost nothing (the 8-tool runs read the committed table and have no wall time). The records (`records/scaling_llm/`)
+commit every cell the runs touched, with the model, prompt and tools hashes; `tests/test_ondemand.py` re-derives some of those cells live with the LLM and re-runs an 8-tool
+point from the committed table.
+"""),
+    ("code", """
+from fgpo_lib.ondemand import load_on_demand
+
+llm_curves, llm_finals, llm_prov = load_on_demand(llm_runs_dir)
+llm_fp = pd.concat([final_points(llm_curves[llm_curves.setting == s]).assign(setting=s) for s in llm_prov], ignore_index=True)
+last = llm_curves[llm_curves.step == llm_curves.groupby(["setting", "tools", "estimator", "seed"]).step.transform("max")]
+llm_fp = llm_fp.merge(last.groupby(["setting", "tools", "estimator"])[["eval calls", "seconds"]].mean().reset_index(), how="left")
+s0, p0 = next(iter(llm_prov.items()))
+big = max(int(k) for k in p0["tables"])
+glue("llm_setting", s0, display=False)
+glue("llm_tools", big, display=False)
+glue("llm_questions", int(p0["questions"]), display=False)
+glue("llm_updates", int(p0["schedule"]["steps"]), display=False)
+glue("llm_batch", int(p0["schedule"]["batch"]), display=False)
+show(llm_fp[["setting", "tools", "subsets", "estimator", "distinct calls", "eval calls", "seconds", "test score"]].rename(columns={"seconds": "wall seconds (new cells)"}), 1)
+"""),
+    ("code", """
+fig, axes = plt.subplots(1, 2, figsize=(12, 3.8), sharey=True)
+for ax, n in zip(axes, (8, big)):
+    d = llm_fp[llm_fp.tools == n]
+    sns.scatterplot(data=d, x="distinct calls", y="test score", hue="estimator", palette=palette, s=55, ax=ax, legend=(n == big))
+    front = pareto_front(d)
+    ax.plot(front["distinct calls"], front["test score"], color="black", lw=1)
+    ax.set(xscale="log", title=f"{s0}, N = {n}", xlabel="distinct reasoner calls (log scale)", ylabel="test score (points)")
+if axes[1].get_legend():
+    sns.move_legend(axes[1], "upper left", bbox_to_anchor=(1.02, 1), fontsize=7)
+fig.tight_layout()
+glue_figure("fig_llm_pareto", fig)
+d20, d8 = llm_fp[llm_fp.tools == big].set_index("estimator"), llm_fp[llm_fp.tools == 8].set_index("estimator")
+best = d20["test score"].idxmax()
+glue("llm_best", best, display=False)
+glue("llm_best_score", float(d20.loc[best, "test score"]), display=False)
+glue("llm_best_calls", int(d20.loc[best, "distinct calls"]), display=False)
+glue("llm_grpo_score", float(d20.loc["GRPO", "test score"]), display=False)
+glue("llm_fgpo8_score", float(d8.loc[REF, "test score"]), display=False)
+glue("llm_fgpo8_calls", int(d8.loc[REF, "distinct calls"]), display=False)
+glue("llm_cells_big", int(d20["distinct calls"].sum()), display=False)
+glue("llm_table_big", int(llm_fp[llm_fp.tools == big].subsets.iloc[0] * p0["questions"]), display=False)
+dd = llm_curves[(llm_curves.tools == big) & llm_curves["dead groups"].notna()]
+glue("llm_dead_grpo", float(100 * dd[dd.estimator == "GRPO"]["dead groups"].mean()), display=False)
+"""),
+    ("md", """
+```{glue:figure} fig_llm_pareto
+:name: fig-llm-pareto
+
+The LLM setting: final test score against distinct reasoner calls at 8 tools (from the committed table) and at the
+large library (every cell on demand); black: the Pareto front.
+```
+
+On {glue:text}`llm_setting` ({glue:text}`llm_questions` questions, {glue:text}`llm_updates` updates of
+{glue:text}`llm_batch` questions), with {glue:text}`llm_tools` tools the best sampled estimator is
+**{glue:text}`llm_best`**, at {glue:text}`llm_best_score:.1f` points for {glue:text}`llm_best_calls` distinct calls;
+GRPO reaches {glue:text}`llm_grpo_score:.1f`, and its groups are dead {glue:text}`llm_dead_grpo:.1f`% of the time.
+Full FGPO on the 8-tool table scores {glue:text}`llm_fgpo8_score:.1f` for {glue:text}`llm_fgpo8_calls` calls. All
+the large-library runs together made {glue:text}`llm_cells_big` distinct calls, against
+{glue:text}`llm_table_big` cells in the full table they did without.
 """),
 ]
 
