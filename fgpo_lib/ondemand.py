@@ -130,11 +130,13 @@ def main(argv=None) -> int:
     full FGPO as the 8-tool reference. Writes ``records/scaling_llm/<B>__<R>/`` after every run; a rerun resumes."""
     import argparse
 
+    from .genomics.benchmarks import BENCHMARKS
+    from .reasoners.registry import REASONERS
     from .validation import positive_int
 
     ap = argparse.ArgumentParser(prog="python -m fgpo_lib.ondemand", description=main.__doc__.split("\n")[0])
-    ap.add_argument("--benchmark", required=True)
-    ap.add_argument("--reasoner", required=True)
+    ap.add_argument("--benchmark", required=True, choices=list(BENCHMARKS))
+    ap.add_argument("--reasoner", required=True, choices=list(REASONERS))
     ap.add_argument("--table", required=True, help="the committed 8-tool (163-subset) table of this benchmark and reasoner")
     ap.add_argument("--tools", type=positive_int, default=20, choices=[n for n in LARGE_LIBRARIES if n > 8])
     ap.add_argument("--estimators", nargs="+", default=list(ON_DEMAND), choices=list(ON_DEMAND), metavar="NAME")
@@ -148,11 +150,11 @@ def main(argv=None) -> int:
     except (ValueError, OSError) as exc:
         raise SystemExit(f"error: {exc}") from None
     out = Path(args.out_dir) / f"{args.benchmark}__{args.reasoner}"
-    out.mkdir(parents=True, exist_ok=True)
     spec = PrecomputeSpec(args.benchmark, args.reasoner, questions=base.n_questions, tools=LARGE_LIBRARIES[args.tools], reasoner_kwargs=kwargs)
     engine = PrecomputeEngine(spec, cache=args.cache)
     if [q.qid for q in engine.questions] != base.question_ids:
         raise SystemExit(f"error: {args.table} holds other questions than the {base.n_questions}-question sample of {args.benchmark}")
+    out.mkdir(parents=True, exist_ok=True)
     try:
         engine.seed_from_table(base, source=Path(args.table).name)
         curves, finals, cells = _records(out)
@@ -168,7 +170,7 @@ def main(argv=None) -> int:
 
     def save(new_curves, new_finals, touched) -> None:
         nonlocal curves, finals, cells
-        curves = pd.concat([d for d in (curves, pd.DataFrame(new_curves)) if len(d)], ignore_index=True)
+        curves = pd.DataFrame(curves.to_dict("records") + list(new_curves))  # rows, not a concat: some columns are all-NA
         finals = pd.concat([d for d in (finals, new_finals) if len(d)], ignore_index=True)
         keys = {(engine.questions[r].qid, engine.space.label(s)) for r, s in touched}
         have = set(zip(cells.question_id, cells.subset)) if len(cells) else set()

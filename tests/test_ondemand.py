@@ -115,3 +115,21 @@ def test_committed_eight_tool_point_reruns(setting):
     live, _ = run_scaling({8: sub_table(table, LARGE_LIBRARIES[8])}, ["Dr. GRPO"], seeds=(0,), **{k: sched[k] for k in ("steps", "batch", "eval_every", "lr", "reward")})
     np.testing.assert_allclose(live["test score"], rec["test score"])
     np.testing.assert_array_equal(live["distinct calls"], rec["distinct calls"])
+
+
+def test_on_demand_cli_names_bad_input(tmp_path, capsys):
+    """A table of another benchmark's sample, a missing table and an unknown benchmark: one line naming the problem."""
+    from fgpo_lib.ondemand import main
+
+    eight = PrecomputeEngine(PrecomputeSpec("genehop", "records", questions=4), cache=tmp_path / "a.sqlite")
+    eight.run(progress=False)
+    eight.build_table().save(tmp_path / "t.npz")
+    common = ["--reasoner", "records", "--cache", str(tmp_path / "b.sqlite"), "--out-dir", str(tmp_path / "out")]
+    with pytest.raises(SystemExit, match="holds other questions than the 4-question sample of geneseq"):
+        main(["--benchmark", "geneseq", "--table", str(tmp_path / "t.npz"), *common])
+    with pytest.raises(SystemExit, match="no such file"):
+        main(["--benchmark", "genehop", "--table", str(tmp_path / "missing.npz"), *common])
+    with pytest.raises(SystemExit):
+        main(["--benchmark", "nope", "--table", str(tmp_path / "t.npz"), *common])
+    assert "invalid choice: 'nope'" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()  # nothing written for a refused run
