@@ -186,10 +186,11 @@ def main(argv=None) -> int:
     def done(n_tools: int) -> set:
         return set(zip(curves[curves.tools == n_tools].estimator, curves[curves.tools == n_tools].seed)) if len(curves) else set()
 
-    todo8 = [e for e in [REFERENCE, *args.estimators] if any((e, s) not in done(8) for s in schedule["seeds"])]
-    if todo8:  # 8 tools: from the committed table, full FGPO included (no new cell)
-        c8, f8 = run_scaling({8: sub_table(base, LARGE_LIBRARIES[8])}, todo8, seeds=schedule["seeds"], **{k: schedule[k] for k in ("steps", "batch", "eval_every", "lr", "reward")})
-        save(c8.to_dict("records"), f8, set())
+    for seed in schedule["seeds"]:  # 8 tools: from the committed table, full FGPO included (no new cell)
+        todo8 = [e for e in [REFERENCE, *args.estimators] if (e, seed) not in done(8)]
+        if todo8:
+            c8, f8 = run_scaling({8: sub_table(base, LARGE_LIBRARIES[8])}, todo8, seeds=(seed,), **{k: schedule[k] for k in ("steps", "batch", "eval_every", "lr", "reward")})
+            save(c8.to_dict("records"), f8, set())
     run_on_demand(engine, args.tools, args.estimators, schedule, done=done(args.tools), on_run=save, progress=True)
     print(f"wrote {out}: {len(curves)} curve points, {len(cells)} cells")
     return 0

@@ -133,3 +133,20 @@ def test_on_demand_cli_names_bad_input(tmp_path, capsys):
         main(["--benchmark", "nope", "--table", str(tmp_path / "t.npz"), *common])
     assert "invalid choice: 'nope'" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()  # nothing written for a refused run
+
+
+def test_on_demand_cli_resumes_without_rerunning(tmp_path):
+    """A second run over finished records trains nothing again: no (library, estimator, seed, step) twice."""
+    from fgpo_lib.ondemand import main
+
+    eight = PrecomputeEngine(PrecomputeSpec("genehop", "records", questions=16), cache=tmp_path / "a.sqlite")
+    eight.run(progress=False)
+    eight.build_table().save(tmp_path / "t.npz")
+    args = ["--benchmark", "genehop", "--reasoner", "records", "--table", str(tmp_path / "t.npz"), "--estimators", "GRPO",
+            "--cache", str(tmp_path / "b.sqlite"), "--out-dir", str(tmp_path / "out")]
+    main(args)
+    first = pd.read_parquet(tmp_path / "out" / "genehop__records" / "curves.parquet")
+    main(args)
+    again = pd.read_parquet(tmp_path / "out" / "genehop__records" / "curves.parquet")
+    assert len(again) == len(first) and not again.duplicated(["tools", "estimator", "seed", "step"]).any()
+    assert set(again.tools) == {8, 20} and set(again.seed) == set(SCHEDULE["seeds"])
