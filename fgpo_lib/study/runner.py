@@ -32,6 +32,7 @@ from .book import BOOK_NOTEBOOKS, ROOT, build_book, execute_notebook
 from ..genomics.benchmarks import BENCHMARKS
 from ..reasoners.registry import REASONERS
 from ..scaling import RUNS_DIR
+from ..ondemand import RUNS_DIR as LLM_RUNS_DIR
 
 #: every (benchmark, reasoner) the book shows: the reasoners with a study role in the registry
 SETTINGS = [(b, r) for b in BENCHMARKS for r, e in REASONERS.items() if e.study]
@@ -181,7 +182,7 @@ def run_study(book_dir: Path, workers: int = 2, small: bool = False, overrides: 
     for name in BOOK_NOTEBOOKS:
         print(f"executing notebooks/{name}.ipynb", flush=True)
         # the summary notebooks read the study from their own folder; the scaling chapter the committed runs
-        params = {"runs_dir": os.path.relpath(RUNS_DIR.resolve(), gen.resolve())} if name == "scaling" else {}
+        params = {"runs_dir": os.path.relpath(RUNS_DIR.resolve(), gen.resolve()), "llm_runs_dir": os.path.relpath(LLM_RUNS_DIR.resolve(), gen.resolve())} if name == "scaling" else {}
         execute_notebook(name, gen, params)
     _write_settings_toc(book_dir, done)
     return build_book(book_dir)
