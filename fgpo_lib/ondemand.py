@@ -89,7 +89,7 @@ def run_on_demand(engine: PrecomputeEngine, n_tools: int, estimators, schedule: 
         curves, finals = run_rows(n_tools, name, seed, train(table, cfg, oracle=train_oracle, eval_oracle=eval_oracle))
         for row in curves:
             row["eval calls"], row["seconds"] = eval_oracle.unique_calls, round(time.perf_counter() - t0, 1)
-        on_run(curves, finals, set(train_oracle._seen) | set(eval_oracle._seen))
+        on_run(curves, finals, train_oracle.touched | eval_oracle.touched)
 
 
 # --- committed records ----------------------------------------------------------------------------------------------
@@ -103,11 +103,7 @@ def seed_from_cells(engine: PrecomputeEngine, cells: pd.DataFrame, prov: dict, s
     whose provenance ``prov`` (per library size) must be this engine's. Returns the cells added."""
     for tp in prov.values():
         engine.check_cells_provenance(tp, tp["library"], source)
-    rows = [(engine.key(q, label), q, label, engine.spec.reasoner, a, float(r), "ok", f"seeded from {source}", 0.0) for q, label, a, r in zip(cells.question_id, cells.subset, cells.answer, cells.score)]
-    done = engine.cache.ok([r[0] for r in rows])
-    new = [r for r in rows if r[0] not in done]
-    engine.cache.put(new)
-    return len(new)
+    return engine.seed_rows([(engine.key(q, label), q, label, engine.spec.reasoner, a, float(r), "ok", f"seeded from {source}", 0.0) for q, label, a, r in zip(cells.question_id, cells.subset, cells.answer, cells.score)])
 
 
 def load_on_demand(runs_dir: Path = RUNS_DIR) -> tuple[pd.DataFrame, pd.DataFrame, dict]:

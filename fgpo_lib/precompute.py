@@ -345,10 +345,15 @@ class PrecomputeEngine:
                     label = extra["subsets"][i]
                     answer = extra["answers"][i] if extra["kind"] == "cell" else None
                     rows.append((self.key(qid, label), qid, label, self.spec.reasoner, answer, float(extra["rewards"][i]), "ok", f"seeded from {source}", 0.0))
+        added = self.seed_rows(rows)
+        self.seeded_from.append({"source": Path(source).name, "cells": added, "backend": prov.get("backend")})
+        return added
+
+    def seed_rows(self, rows: list[tuple]) -> int:
+        """Put cache rows (as :meth:`CellCache.put` takes them) whose cell is not ``ok`` yet; returns how many."""
         done = self.cache.ok([r[0] for r in rows])
         new = [r for r in rows if r[0] not in done]
         self.cache.put(new)
-        self.seeded_from.append({"source": Path(source).name, "cells": len(new), "backend": prov.get("backend")})
         return len(new)
 
     def remaining(self) -> tuple[int, int]:
@@ -522,10 +527,10 @@ class PrecomputeEngine:
         as one batch in trie order (so the reasoner reuses the prompt prefixes they share) and cached. A failed cell
         raises :class:`PrecomputeError` naming it, after the batch's other cells are cached."""
         subsets = [int(s) for s in subsets]
-        keys = [self.key(q.qid, s) for s in subsets]
-        hits = self.cache.get(keys)
-        missing = sorted({s for s, k in zip(subsets, keys) if k not in hits or hits[k][2] != "ok"}, key=self._trie_rank.__getitem__)
-        got = {k: float(hits[k][1]) for k in keys if k in hits and hits[k][2] == "ok"}
+        key_of = {s: self.key(q.qid, s) for s in subsets}
+        keys = [key_of[s] for s in subsets]
+        got = {k: float(hit[1]) for k, hit in self.cache.get(keys).items() if hit[2] == "ok"}
+        missing = sorted((s for s, k in key_of.items() if k not in got), key=self._trie_rank.__getitem__)
         if missing:
             t = time.perf_counter()
             res = evaluate_question(self.spec, q, missing, self.reasoner)
@@ -533,7 +538,7 @@ class PrecomputeEngine:
             for s, _, r, status, err in res:
                 if status != "ok":
                     raise PrecomputeError(f"cell {q.qid} / {self.space.label(s)!r} failed: {err}")
-                got[self.key(q.qid, s)] = float(r)
+                got[key_of[s]] = float(r)
         return np.array([got[k] for k in keys], dtype=np.float64)
 
     @cached_property
@@ -648,18 +653,21 @@ class EngineOracle:
     def __init__(self, engine: PrecomputeEngine) -> None:
         self.engine = engine
         self.calls = 0
-        self._seen: set[tuple[int, int]] = set()
         self._memo: dict[tuple[int, int], float] = {}
 
     @property
     def unique_calls(self) -> int:
-        return len(self._seen)
+        return len(self._memo)
+
+    @property
+    def touched(self) -> set[tuple[int, int]]:
+        """The distinct cells asked for, ``(row, subset)``."""
+        return set(self._memo)
 
     def __call__(self, rows: np.ndarray, subsets: np.ndarray) -> np.ndarray:
         rows, subsets = np.asarray(rows, dtype=np.int64), np.asarray(subsets, dtype=np.int64)
         self.calls += subsets.size
         for row, subs in zip(rows.tolist(), subsets.tolist()):  # a question's new cells go to the reasoner as one batch
-            self._seen.update((row, s) for s in subs)
             new = [s for s in dict.fromkeys(subs) if (row, s) not in self._memo]
             if new:
                 self._memo.update(zip(((row, s) for s in new), self.engine.cells(self.engine.questions[row], new).tolist()))

@@ -145,8 +145,8 @@ def _metrics(probs: np.ndarray, table: RewardTable, rows: np.ndarray, cfg: Train
 def _greedy_metrics(probs: np.ndarray, table, rows: np.ndarray, eval_oracle) -> dict:
     """On-demand evaluation: the greedy subset's raw score (read through ``eval_oracle``) and size; no metric that
     needs a whole row of the table."""
-    greedy = np.argmax(probs[rows], axis=1)
-    return {"greedy_reward": float(eval_oracle(rows, greedy[:, None]).mean()), "greedy_size": float(table.space.sizes[greedy].mean())}
+    pq = _per_question(probs, table, rows, eval_oracle=eval_oracle)
+    return {"greedy_reward": float(np.mean(pq["greedy_reward"])), "greedy_size": float(np.mean(pq["greedy_size"]))}
 
 
 def _per_question(probs: np.ndarray, table: RewardTable, rows: np.ndarray, keep_probs: bool = False, eval_oracle=None) -> dict:
