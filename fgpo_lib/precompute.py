@@ -137,7 +137,8 @@ def sample_questions(questions: list[Question], n: int | None, seed: int = 0) ->
 
 
 class CellCache:
-    """SQLite store of evaluated cells: ``key -> (qid, subset, reasoner, answer, reward, status, error, seconds)``."""
+    """SQLite store of evaluated cells: ``key -> (qid, subset, reasoner, answer, reward, status, error, seconds)``;
+    ``seconds`` is the wall time spent on the cell, NULL where not known (a cell seeded from a table that had none)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -160,10 +161,11 @@ class CellCache:
         self.db.commit()
 
     def get(self, keys: list[str]) -> dict[str, tuple]:
+        """``key -> (answer, reward, status, error, seconds)`` of the keys found."""
         out = {}
         for i in range(0, len(keys), 500):
             chunk = keys[i : i + 500]
-            rows = self.db.execute(f"SELECT key, answer, reward, status, error FROM cells WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+            rows = self.db.execute(f"SELECT key, answer, reward, status, error, seconds FROM cells WHERE key IN ({','.join('?' * len(chunk))})", chunk)
             out.update({r[0]: r[1:] for r in rows})
         return out
 
@@ -336,15 +338,16 @@ class PrecomputeEngine:
         for i, qid in enumerate(table.question_ids):
             for s, label in enumerate(labels):
                 answer = None if table.answers is None else str(table.answers[i, s])
-                rows.append((self.key(qid, label), qid, label, self.spec.reasoner, answer, float(table.rewards[i, s]), "ok", f"seeded from {source}", 0.0))
+                secs = None if table.seconds is None or np.isnan(table.seconds[i, s]) else float(table.seconds[i, s])
+                rows.append((self.key(qid, label), qid, label, self.spec.reasoner, answer, float(table.rewards[i, s]), "ok", f"seeded from {source}", secs))
             for extra in table.extras.values():  # extra cells: All-Tools, the selection call and the cell it picked
                 if extra.get("kind") == "selection":
                     label = extra["key_label"]
-                    rows.append((self.key(qid, label), qid, label, self.spec.reasoner, extra["answers"][i], None, "ok", f"seeded from {source}", 0.0))
+                    rows.append((self.key(qid, label), qid, label, self.spec.reasoner, extra["answers"][i], None, "ok", f"seeded from {source}", None))
                 if extra.get("kind") in ("cell", "selection") and extra["rewards"][i] is not None:
                     label = extra["subsets"][i]
                     answer = extra["answers"][i] if extra["kind"] == "cell" else None
-                    rows.append((self.key(qid, label), qid, label, self.spec.reasoner, answer, float(extra["rewards"][i]), "ok", f"seeded from {source}", 0.0))
+                    rows.append((self.key(qid, label), qid, label, self.spec.reasoner, answer, float(extra["rewards"][i]), "ok", f"seeded from {source}", None))
         added = self.seed_rows(rows)
         self.seeded_from.append({"source": Path(source).name, "cells": added, "backend": prov.get("backend")})
         return added
@@ -575,6 +578,7 @@ class PrecomputeEngine:
         if not questions:
             raise PrecomputeError("no question has all its cells done yet")
         rewards = np.full((len(questions), self.space.n_subsets), np.nan, dtype=np.float32)
+        seconds = np.full(rewards.shape, np.nan, dtype=np.float32)  # unknown: seeded without a time (older tables)
         answers = np.full(rewards.shape, "", dtype=object)
         problems = []
         for i, q in enumerate(questions):
@@ -589,6 +593,8 @@ class PrecomputeEngine:
                 else:
                     rewards[i, s] = hit[1]
                     answers[i, s] = hit[0] or ""
+                    if hit[4] is not None and hit[4] > 0:  # caches made before tables kept times seeded 0.0
+                        seconds[i, s] = hit[4]
         if problems:
             raise PrecomputeError(f"{len(problems)} cells are failed or missing; rerun precompute to retry them. First: " + "; ".join(problems[:5]))
         return RewardTable(
@@ -600,6 +606,7 @@ class PrecomputeEngine:
             split=[q.split for q in questions],
             provenance={**self.provenance(), "complete": len(questions) == len(self.questions), "sample_size": len(self.questions)},
             answers=answers.astype(str),
+            seconds=seconds,
             extras=self.extras(questions),
         )
 

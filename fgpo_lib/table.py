@@ -19,10 +19,13 @@ One compressed NumPy archive (``numpy.savez_compressed``) with two entries:
        "extras": {name: {"kind": "cell" | "selection", "subsets": [label | null, ...], "answers": [...],
                          "rewards": [float | null, ...], ...}, ...}}
 
-and one optional entry:
+and two optional entries:
 
 * ``answers``: ``(n_questions, n_subsets)`` unicode array, the reasoner's raw answer of every cell (tables made by
-  ``fgpo precompute``), so a table can be re-scored under another rule without recomputing a cell.
+  ``fgpo precompute``), so a table can be re-scored under another rule without recomputing a cell;
+* ``seconds``: ``(n_questions, n_subsets)`` float32, the wall seconds spent computing each cell (its question's batch
+  time shared among the batch's cells), NaN where not known (cells made before tables kept it). A table resumed on
+  another machine carries them, so its cost survives the machine.
 
 ``extras`` (optional) holds per-question cells outside the subset space: ``all_tools`` (kind ``cell``: every tool of
 the library in one call, even past ``max_size``) and ``selection`` (kind ``selection``: the reasoner's own pick of
@@ -95,6 +98,7 @@ class RewardTable:
         provenance: free-form JSON-serializable dict: where the rewards came from (reasoner, model hash,
             prompt hash, data hash, code version, ...).
         answers: optional ``(n_questions, n_subsets) str`` raw answer of every cell.
+        seconds: optional ``(n_questions, n_subsets) float32`` wall seconds spent computing each cell; NaN if unknown.
         extras: optional per-question cells outside the subset space (module doc): ``name -> dict`` whose list
             values have one entry per question.
     """
@@ -109,6 +113,7 @@ class RewardTable:
     provenance: dict = field(default_factory=dict)
     answers: np.ndarray | None = None
     extras: dict = field(default_factory=dict)
+    seconds: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.rewards = np.asarray(self.rewards, dtype=np.float32)
@@ -121,6 +126,8 @@ class RewardTable:
         self.reward_range = (float(self.reward_range[0]), float(self.reward_range[1]))
         if self.answers is not None:
             self.answers = np.asarray(self.answers).astype(str)
+        if self.seconds is not None:
+            self.seconds = np.asarray(self.seconds, dtype=np.float32)
         self.extras = dict(self.extras or {})
         self.validate()
 
@@ -141,6 +148,8 @@ class RewardTable:
                 raise RewardTableError(f"{source}: {name} has {len(values)} entries for {n_q} questions")
         if self.answers is not None and self.answers.shape != self.rewards.shape:
             raise RewardTableError(f"{source}: answers has shape {self.answers.shape}, expected {self.rewards.shape}")
+        if self.seconds is not None and self.seconds.shape != self.rewards.shape:
+            raise RewardTableError(f"{source}: seconds has shape {self.seconds.shape}, expected {self.rewards.shape}")
         for name, extra in self.extras.items():
             if not isinstance(extra, dict):
                 raise RewardTableError(f"{source}: extra {name!r} must be a JSON object")
@@ -199,6 +208,7 @@ class RewardTable:
             reward_range=self.reward_range,
             provenance=dict(self.provenance),
             answers=None if self.answers is None else self.answers[rows],
+            seconds=None if self.seconds is None else self.seconds[rows],
             extras={k: {f: [v[i] for i in rows] if isinstance(v, list) else v for f, v in e.items()} for k, e in self.extras.items()},
         )
 
@@ -232,6 +242,8 @@ class RewardTable:
         arrays = {"rewards": self.rewards, "meta": np.array(json.dumps(self._meta(), sort_keys=True))}
         if self.answers is not None:
             arrays["answers"] = self.answers
+        if self.seconds is not None:
+            arrays["seconds"] = self.seconds
         np.savez_compressed(tmp, **arrays)
         tmp.replace(path)
         return path
@@ -251,6 +263,7 @@ class RewardTable:
                 rewards = z["rewards"]
                 meta = json.loads(str(z["meta"]))
                 answers = z["answers"] if "answers" in z.files else None
+                seconds = z["seconds"] if "seconds" in z.files else None
         except RewardTableError:
             raise
         except Exception as exc:  # zipfile, pickle, JSON errors
@@ -269,6 +282,7 @@ class RewardTable:
             table.reward_range = tuple(meta["reward_range"])
             table.provenance = meta["provenance"]
             table.answers = None if answers is None else np.asarray(answers).astype(str)
+            table.seconds = None if seconds is None else np.asarray(seconds, dtype=np.float32)
             table.extras = dict(meta.get("extras") or {})
         except (KeyError, TypeError, ValueError) as exc:
             raise RewardTableError(f"{path}: malformed metadata: {exc!r}") from exc

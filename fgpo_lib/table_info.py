@@ -1,6 +1,7 @@
 """Summary statistics of a reward table (what ``fgpo table-info`` prints).
 
-Input convention: ``table.rewards: (n_questions, n_subsets)``, canonical subset order.
+Input convention: ``table.rewards: (n_questions, n_subsets)``, canonical subset order; ``table.seconds`` the same
+shape (wall seconds per cell, NaN where unknown) when the table keeps its cost.
 """
 
 from __future__ import annotations
@@ -26,7 +27,20 @@ def table_info(table: RewardTable) -> dict:
         "best_subset_mean": float(by_subset[best]),
         "oracle_best_mean": float(r.max(axis=1).mean()),
         "mean_by_size": {int(k): float(r[:, sizes == k].mean()) for k in np.unique(sizes)},
+        **cost_info(table),
     }
+
+
+def cost_info(table: RewardTable) -> dict:
+    """What the table's timed cells cost: ``timed_cells``, their wall ``seconds``, ``cells_per_second`` and the
+    whole table's cost extrapolated at that rate (``estimated_seconds``); empty if the table keeps no times."""
+    if table.seconds is None or not np.isfinite(table.seconds).any():
+        return {}
+    known = np.isfinite(table.seconds)
+    secs = float(table.seconds[known].sum())
+    rate = int(known.sum()) / secs if secs > 0 else float("inf")
+    return {"timed_cells": int(known.sum()), "cells": int(table.seconds.size), "seconds": secs, "cells_per_second": rate,
+            "estimated_seconds": table.seconds.size / rate}
 
 
 def format_table_info(info: dict) -> str:
@@ -38,4 +52,12 @@ def format_table_info(info: dict) -> str:
         f"oracle-best mean (best subset per question): {info['oracle_best_mean']:.4f}",
         "mean reward by subset size: " + ", ".join(f"{k}: {v:.4f}" for k, v in info["mean_by_size"].items()),
     ]
+    if "timed_cells" in info:
+        lines.append(
+            f"cost: {info['timed_cells']:,} of {info['cells']:,} cells timed, {info['seconds']:,.0f} s of wall time "
+            f"({info['cells_per_second']:.2f} cells/s, {info['seconds'] / info['timed_cells'] * info['subsets']:.1f} s per question); "
+            f"the whole table at that rate: {info['estimated_seconds'] / 3600:.2f} h"
+        )
+    else:
+        lines.append("cost: not recorded (the table keeps no cell times)")
     return "\n".join(lines)

@@ -250,3 +250,27 @@ def test_extras_selection_call_with_a_real_llm_and_resume(tmp_path, smollm2):
     fresh.run_extras(progress=False)
     assert fresh.cache.count() == before, "a resumed run recomputes no extra cell"
     assert fresh.build_table().extras == table.extras
+
+
+def test_a_small_partial_table_waits_outside_the_book(tmp_path, monkeypatch):
+    """A committed 4-tool table still being computed enters the study once it holds MIN_PARTIAL_QUESTIONS questions;
+    before that its setting is pending and says how far it has got."""
+    from fgpo_lib.study import runner
+
+    engine = PrecomputeEngine(PrecomputeSpec("genehop", "records", questions=90, tools=LIBRARIES["genehop"]), cache=tmp_path / "c.sqlite")
+    engine.run(progress=False)
+    full = engine.build_table()
+    monkeypatch.setattr(runner, "TABLE_DIR", tmp_path)
+    path = tmp_path / "genehop__qwen2.5-coder-1.5b__4tools.npz"
+    build = tmp_path / "build"
+    build.mkdir()
+    for n, enters in ((runner.MIN_PARTIAL_QUESTIONS - 1, False), (runner.MIN_PARTIAL_QUESTIONS, True)):
+        part = full.select(range(n))
+        part.provenance.update(complete=False, sample_size=100)
+        part.save(path)
+        got = runner.library_tables("genehop", "qwen2.5-coder-1.5b", build, tmp_path / "c.sqlite")
+        assert ("4 tools" in got) == enters
+        assert runner._too_small(path) == ("" if enters else f"{n} of 100 questions computed so far")
+    full.provenance.update(complete=True)
+    full.select(range(10)).save(path)  # a complete table (a small sample) always enters
+    assert "4 tools" in runner.library_tables("genehop", "qwen2.5-coder-1.5b", build, tmp_path / "c.sqlite")

@@ -167,8 +167,36 @@ def test_unknown_reasoner_and_table_info(tmp_path, capsys):
     capsys.readouterr()
     assert main(["table-info", str(out)]) == 0
     text = capsys.readouterr().out
-    for line in ("mean reward:", "constant reward over all subsets:", "best single subset:", "oracle-best mean", "mean reward by subset size: 0: 0.0000"):
+    for line in ("mean reward:", "constant reward over all subsets:", "best single subset:", "oracle-best mean", "mean reward by subset size: 0: 0.0000",
+                 f"cost: {12 * 163:,} of {12 * 163:,} cells timed"):
         assert line in text
+
+
+def test_cell_times_survive_a_new_machine(tmp_path):
+    """A table keeps each cell's wall time; a resume on a new machine (an empty cache seeded from the table) carries
+    them into the next table, and a table made before tables kept times reports its cost as unknown."""
+    from fgpo_lib.table_info import cost_info
+
+    spec = PrecomputeSpec("genehop", "records", questions=4)
+    first = PrecomputeEngine(spec, cache=tmp_path / "first.sqlite")
+    first.run(progress=False)
+    table = first.build_table()
+    assert table.seconds.shape == table.rewards.shape and (table.seconds > 0).all()
+    path = table.save(tmp_path / "t.npz")
+    moved = PrecomputeEngine(PrecomputeSpec("genehop", "records", questions=8), cache=tmp_path / "new.sqlite")
+    moved.seed_from_table(RewardTable.load(path))
+    moved.run(progress=False)
+    grown = moved.build_table()
+    rows = [grown.question_ids.index(q) for q in table.question_ids]
+    assert np.array_equal(grown.seconds[rows], table.seconds)  # carried, not re-timed (seeding evaluates nothing)
+    assert np.isfinite(grown.seconds).all()
+    info = cost_info(grown)
+    assert info["timed_cells"] == 8 * 163 and info["seconds"] == pytest.approx(float(grown.seconds.sum()), rel=1e-5)
+    table.seconds = None  # an older table
+    table.save(path)
+    old = PrecomputeEngine(spec, cache=tmp_path / "old.sqlite")
+    old.seed_from_table(RewardTable.load(path))
+    assert np.isnan(old.build_table().seconds).all() and cost_info(old.build_table()) == {}
 
 
 def test_local_processes_and_a_local_dask_cluster_give_the_serial_table(tmp_path):

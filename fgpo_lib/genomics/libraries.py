@@ -67,6 +67,7 @@ def sub_table(table: RewardTable, tools) -> RewardTable:
         reward_range=table.reward_range,
         provenance={**table.provenance, "library": list(tools)},
         answers=None if table.answers is None else table.answers[:, cols],
+        seconds=None if table.seconds is None else table.seconds[:, cols],
     )
 
 

@@ -42,6 +42,9 @@ SMALL = {
                "protocol_arms": ["FGPO", "GRPO (paper)", "GRPO (Eq. 1, std)", "FGPO (lambda 0)", "SFT", "Random", "No-Tool", "Tools w/ Desc", "Oracle"]},
 }
 TABLE_DIR = ROOT / "tables"
+#: a partial committed table (still being computed) enters the book once it holds this many questions, the size of
+#: the 8-tool LLM samples; below it the setting is listed as pending with its progress
+MIN_PARTIAL_QUESTIONS = 60
 
 
 def setting_name(benchmark: str, reasoner: str) -> str:
@@ -84,11 +87,21 @@ def library_tables(benchmark: str, reasoner: str, build_dir: Path, cache: Path) 
         four = build_dir / four.name
         if not four.exists():
             sub_table(RewardTable.load(eight), LIBRARIES[benchmark]).save(four)
-    if four.exists():
+    if four.exists() and not _too_small(four):
         out["4 tools"] = four
     if eight is not None:
         out["8 tools"] = eight
     return {lib: _snapshot(p, build_dir) for lib, p in out.items()}
+
+
+def _too_small(path: Path) -> str:
+    """Why a committed table stays out of the book (a partial table below :data:`MIN_PARTIAL_QUESTIONS`), or ``''``."""
+    from ..table import RewardTable
+
+    table = RewardTable.load(path)
+    if table.provenance.get("complete", True) is False and table.n_questions < MIN_PARTIAL_QUESTIONS:
+        return f"{table.n_questions} of {table.provenance.get('sample_size', '?')} questions computed so far"
+    return ""
 
 
 def _snapshot(path: Path, build_dir: Path) -> Path:
@@ -156,7 +169,8 @@ def run_study(book_dir: Path, workers: int = 2, small: bool = False, overrides: 
     for (benchmark, reasoner), tables in zip(settings, built):
         name = setting_name(benchmark, reasoner)
         if not tables:
-            pending.append(name)
+            four = TABLE_DIR / f"{name}__4tools.npz"
+            pending.append(f"{name} ({_too_small(four)})" if four.exists() else name)
             continue
         # paths relative to the notebook's folder: published pages show no path of this machine
         rel = lambda p: os.path.relpath(Path(p).resolve(), (gen / "settings").resolve())  # noqa: E731
