@@ -180,6 +180,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
 def cmd_precompute(args: argparse.Namespace) -> int:
     from .genomics.libraries import LARGE_LIBRARIES, LIBRARIES
     from .precompute import DEFAULT_CACHE, PrecomputeEngine, PrecomputeSpec
+    from .table_info import cost_info
 
     kwargs = json.loads(args.reasoner_kwargs) if args.reasoner_kwargs else {}
     if not isinstance(kwargs, dict):
@@ -219,7 +220,9 @@ def cmd_precompute(args: argparse.Namespace) -> int:
         partial = engine.build_table(partial=True)
         partial.save(args.out)
         left, _ = engine.remaining()
-        print(f"checkpoint: {partial.n_questions} of {len(engine.questions)} questions written to {args.out}; {left:,} cells remain", flush=True)
+        cost = cost_info(partial)
+        eta = f", about {left / cost['cells_per_second'] / 3600:.2f} h at the {cost['cells_per_second']:.2f} cells/s of its timed cells" if cost else ""
+        print(f"checkpoint: {partial.n_questions} of {len(engine.questions)} questions written to {args.out}; {left:,} cells remain{eta}", flush=True)
 
     counts = engine.run(workers=args.workers, executor=executor, progress=not args.quiet, checkpoint=checkpoint, checkpoint_every=args.checkpoint_every)
     print(f"computed {counts['computed']:,} cells ({counts['failed']:,} failed) in {counts['seconds']:.1f} s")

@@ -1,6 +1,7 @@
 """The reasoner ladder's machinery: split-part weights, 4-tool libraries, sub-tables, resuming from a committed table."""
 
 import hashlib
+import re
 from pathlib import Path
 
 import numpy as np
@@ -132,6 +133,7 @@ def test_checkpoints_write_partial_tables(tmp_path, capsys):
     assert main(["precompute", "--benchmark", "genehop", "--reasoner", "records", "--questions", "10", "--quiet", "--checkpoint-every", "3", "--cache", str(tmp_path / "c.sqlite"), "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "checkpoint: 3 of 10 questions" in text and "checkpoint: 9 of 10 questions" in text
+    assert re.search(r"checkpoint: 3 of 10 questions .*; 1,141 cells remain, about [0-9.]+ h at the [0-9.]+ cells/s of its timed cells", text)
     table = RewardTable.load(out)
     assert table.n_questions == 10 and table.provenance["complete"] is True and table.answers.shape == table.rewards.shape
 
