@@ -245,10 +245,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_table_info(args: argparse.Namespace) -> int:
-    from .table_info import format_table_info, table_info
+    from .table_info import format_table_info, summary_frame, table_info
 
-    table = RewardTable.load(args.table)
-    print(f"{args.table}: {table!r}")
+    if len(args.table) > 1:  # one markdown row per table
+        print(summary_frame({Path(p).stem: RewardTable.load(p) for p in args.table}).to_markdown(index=False))
+        return 0
+    table = RewardTable.load(args.table[0])
+    print(f"{args.table[0]}: {table!r}")
     print(format_table_info(table_info(table)))
     return 0
 
@@ -314,8 +317,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_precompute)
-    p = sub.add_parser("table-info", help="summary statistics of a reward table")
-    p.add_argument("table")
+    p = sub.add_parser("table-info", help="summary statistics of a reward table; of several, one markdown row each")
+    p.add_argument("table", nargs="+")
     p.set_defaults(func=cmd_table_info)
     p = sub.add_parser("verify-table", help="re-evaluate random cells of a precomputed table live")
     p.add_argument("table")

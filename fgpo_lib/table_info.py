@@ -7,6 +7,7 @@ shape (wall seconds per cell, NaN where unknown) when the table keeps its cost.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .metrics import constant_reward
 from .table import RewardTable
@@ -61,3 +62,26 @@ def format_table_info(info: dict) -> str:
     else:
         lines.append("cost: not recorded (the table keeps no cell times)")
     return "\n".join(lines)
+
+
+def summary_frame(tables: dict[str, RewardTable]) -> pd.DataFrame:
+    """One row per named table: its size, whether it is complete, its cost (timed cells, wall hours, cells per
+    second, seconds per question) and its signal (constant share, best fixed subset, oracle headroom over it)."""
+    rows = []
+    for name, table in tables.items():
+        info = table_info(table)
+        rate = info.get("cells_per_second")
+        rows.append({
+            "table": name,
+            "questions": f"{table.n_questions} of {table.provenance.get('sample_size', table.n_questions)}",
+            "subsets": table.n_subsets,
+            "timed cells": info.get("timed_cells", 0),
+            "wall h (timed)": round(info["seconds"] / 3600, 2) if rate else None,
+            "cells/s": round(rate, 2) if rate else None,
+            "s/question": round(table.n_subsets / rate, 1) if rate else None,
+            "constant share": f"{100 * info['constant_share']:.1f}%",
+            "best fixed subset": f"{info['best_subset']} ({info['best_subset_mean']:.3f})",
+            "oracle": round(info["oracle_best_mean"], 3),
+            "headroom": round(info["oracle_best_mean"] - info["best_subset_mean"], 3),
+        })
+    return pd.DataFrame(rows)

@@ -170,6 +170,12 @@ def test_unknown_reasoner_and_table_info(tmp_path, capsys):
     for line in ("mean reward:", "constant reward over all subsets:", "best single subset:", "oracle-best mean", "mean reward by subset size: 0: 0.0000",
                  f"cost: {12 * 163:,} of {12 * 163:,} cells timed"):
         assert line in text
+    two = tmp_path / "t2.npz"
+    RewardTable.load(out).select(range(6)).save(two)
+    assert main(["table-info", str(out), str(two)]) == 0  # several tables: one markdown row each
+    rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| t")]
+    assert [r.split("|")[1].strip() for r in rows] == ["table", "t", "t2"]
+    assert "| 12 of 12 " in rows[1] and "| 6 of 12 " in rows[2]
 
 
 def test_cell_times_survive_a_new_machine(tmp_path):
