@@ -579,7 +579,7 @@ class PrecomputeEngine:
             raise PrecomputeError("no question has all its cells done yet")
         rewards = np.full((len(questions), self.space.n_subsets), np.nan, dtype=np.float32)
         seconds = np.full(rewards.shape, np.nan, dtype=np.float32)  # unknown: seeded without a time (older tables)
-        answers = np.full(rewards.shape, "", dtype=object)
+        answers = np.full(rewards.shape, None, dtype=object)  # None: seeded from a table that kept no answers
         problems = []
         for i, q in enumerate(questions):
             keys = [self.key(q.qid, s) for s in range(self.space.n_subsets)]
@@ -592,7 +592,7 @@ class PrecomputeEngine:
                     problems.append(f"{q.qid} / {self.space.label(s)!r}: failed ({hit[3]})")
                 else:
                     rewards[i, s] = hit[1]
-                    answers[i, s] = hit[0] or ""
+                    answers[i, s] = hit[0]
                     if hit[4] is not None and hit[4] > 0:  # caches made before tables kept times seeded 0.0
                         seconds[i, s] = hit[4]
         if problems:
@@ -605,10 +605,19 @@ class PrecomputeEngine:
             tasks=[q.task for q in questions],
             split=[q.split for q in questions],
             provenance={**self.provenance(), "complete": len(questions) == len(self.questions), "sample_size": len(self.questions)},
-            answers=answers.astype(str),
+            answers=_known_answers(answers),
             seconds=seconds,
             extras=self.extras(questions),
         )
+
+
+def _known_answers(answers: np.ndarray) -> np.ndarray | None:
+    """A table's ``answers`` from an object array with ``None`` where a cell's answer is not known: ``None`` if no
+    answer is known (the cells came from tables made before tables kept answers), else strings, ``''`` where unknown."""
+    known = np.array([a is not None for a in answers.ravel()]).reshape(answers.shape)
+    if not known.any():
+        return None
+    return np.where(known, answers, "").astype(str)
 
 
 def verify_table(table: RewardTable, sample: int, seed: int = 0, reasoner: Reasoner | None = None) -> dict:

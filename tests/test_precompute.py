@@ -179,7 +179,7 @@ def test_unknown_reasoner_and_table_info(tmp_path, capsys):
 
 
 def test_cell_times_survive_a_new_machine(tmp_path):
-    """A table keeps each cell's wall time; a resume on a new machine (an empty cache seeded from the table) carries
+    """A table keeps each cell's wall time and raw answer; a resume on a new machine (an empty cache seeded from the table) carries
     them into the next table, and a table made before tables kept times reports its cost as unknown."""
     from fgpo_lib.table_info import cost_info
 
@@ -198,11 +198,14 @@ def test_cell_times_survive_a_new_machine(tmp_path):
     assert np.isfinite(grown.seconds).all()
     info = cost_info(grown)
     assert info["timed_cells"] == 8 * 163 and info["seconds"] == pytest.approx(float(grown.seconds.sum()), rel=1e-5)
-    table.seconds = None  # an older table
+    assert grown.answers is not None and (grown.answers[rows] == table.answers).all()
+    table.seconds = table.answers = None  # an older table: no times, no raw answers
     table.save(path)
     old = PrecomputeEngine(spec, cache=tmp_path / "old.sqlite")
     old.seed_from_table(RewardTable.load(path))
-    assert np.isnan(old.build_table().seconds).all() and cost_info(old.build_table()) == {}
+    rebuilt = old.build_table()
+    assert np.isnan(rebuilt.seconds).all() and cost_info(rebuilt) == {}
+    assert rebuilt.answers is None  # unknown answers are not written as empty ones
 
 
 def test_local_processes_and_a_local_dask_cluster_give_the_serial_table(tmp_path):
