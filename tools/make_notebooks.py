@@ -391,8 +391,9 @@ glue("n_pending", len(status["pending"]), display=False)
 glue("pending_list", ", ".join(status["pending"]) or "none", display=False)
 """),
     ("md", """
-This build ran {glue:text}`n_settings` settings; {glue:text}`n_pending` settings have no reward table yet
-({glue:text}`pending_list`).
+This build ran {glue:text}`n_settings` settings; {glue:text}`n_pending` settings have no reward table in the book yet
+({glue:text}`pending_list`). A table still being computed enters the book once it holds as many questions as
+the other LLMs' 8-tool samples; until then the list says how far it has got.
 
 ## FGPO against GRPO
 
@@ -884,9 +885,12 @@ reasoner's size (the readers have none and are left out of the plot).
 strength = reasoner_strength_frame(results, meta, HEAD)
 llm = strength.dropna(subset=["params (M)"])
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
-for ax, col, label in zip(axes, ("oracle headroom", "constant share", "FGPO - GRPO"), ("oracle - best fixed subset (points)", "same score under every subset (% of questions)", "FGPO - GRPO (paper) (points)")):
+for ax, col, label in zip(axes, ("oracle headroom", "constant share", "FGPO - GRPO"), ("oracle - best fixed subset (points)", "questions scored alike by every subset (%)", "FGPO - GRPO (paper) (points)")):
     sns.lineplot(data=llm, x="params (M)", y=col, hue="benchmark", marker="o", ax=ax)
     ax.set(xscale="log", xlabel="reasoner parameters (millions, log scale)", ylabel=label)
+    sizes = sorted(llm["params (M)"].unique())
+    ax.set_xticks(sizes, [f"{p:,.0f}M" for p in sizes])  # one tick per model, its size
+    ax.minorticks_off()
     if ax.get_legend_handles_labels()[0]:  # a study without LLM settings has nothing to plot here
         ax.legend(fontsize=7)
 axes[2].axhline(0, color="grey", lw=1)
