@@ -150,6 +150,9 @@ class RewardTable:
             raise RewardTableError(f"{source}: answers has shape {self.answers.shape}, expected {self.rewards.shape}")
         if self.seconds is not None and self.seconds.shape != self.rewards.shape:
             raise RewardTableError(f"{source}: seconds has shape {self.seconds.shape}, expected {self.rewards.shape}")
+        if self.seconds is not None and (self.seconds < 0).any():  # NaN (unknown) compares False
+            q, c = np.argwhere(self.seconds < 0)[0]
+            raise RewardTableError(f"{source}: seconds is negative for question {self.question_ids[q]!r}, subset {self.space.label(c)!r}")
         for name, extra in self.extras.items():
             if not isinstance(extra, dict):
                 raise RewardTableError(f"{source}: extra {name!r} must be a JSON object")

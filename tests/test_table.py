@@ -15,6 +15,10 @@ def test_npz_round_trip(tmp_path, three_tool_table):
     assert u.question_ids == t.question_ids and u.tasks == t.tasks and u.split.tolist() == t.split.tolist()
     assert u.space == t.space and u.provenance == t.provenance
     assert u.content_hash() == t.content_hash()
+    assert u.seconds is None  # no cell times: none written, none read
+    t.seconds = np.where(np.arange(t.rewards.size).reshape(t.rewards.shape) % 3 == 0, np.nan, 0.25).astype(np.float32)
+    v = RewardTable.load(t.save(tmp_path / "timed.npz"))
+    assert np.array_equal(v.seconds, t.seconds, equal_nan=True) and v.content_hash() == t.content_hash()
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
@@ -104,6 +108,13 @@ def test_in_memory_validation(three_tool_table):
         RewardTable(t.rewards[:, :5], t.question_ids, t.space)
     with pytest.raises(RewardTableError, match="duplicate question id 'q0'"):
         RewardTable(t.rewards, ["q0", "q0", "q2", "q3"], t.space)
+    secs = np.full(t.rewards.shape, np.nan, dtype=np.float32)  # unknown cell times are allowed
+    assert RewardTable(t.rewards, t.question_ids, t.space, seconds=secs).seconds.shape == t.rewards.shape
+    secs[2, 1] = -0.5
+    with pytest.raises(RewardTableError, match="seconds is negative for question 'q2', subset 'gene_search'"):
+        RewardTable(t.rewards, t.question_ids, t.space, seconds=secs)
+    with pytest.raises(RewardTableError, match="seconds has shape"):
+        RewardTable(t.rewards, t.question_ids, t.space, seconds=secs[:, :3])
 
 
 def test_saved_table_with_bad_reward_is_rejected_on_load(tmp_path, three_tool_table):
