@@ -248,7 +248,8 @@ def cmd_table_info(args: argparse.Namespace) -> int:
     from .table_info import format_table_info, summary_frame, table_info
 
     if len(args.table) > 1:  # one markdown row per table
-        print(summary_frame({Path(p).stem: RewardTable.load(p) for p in args.table}).to_markdown(index=False))
+        frame = summary_frame({Path(p).stem: RewardTable.load(p) for p in args.table})
+        print(frame.astype(object).where(frame.notna(), "").to_markdown(index=False))  # blank: cost not recorded
         return 0
     table = RewardTable.load(args.table[0])
     print(f"{args.table[0]}: {table!r}")
