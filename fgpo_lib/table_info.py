@@ -33,15 +33,16 @@ def table_info(table: RewardTable) -> dict:
 
 
 def cost_info(table: RewardTable) -> dict:
-    """What the table's timed cells cost: ``timed_cells``, their wall ``seconds``, ``cells_per_second`` and the
-    whole table's cost extrapolated at that rate (``estimated_seconds``); empty if the table keeps no times."""
+    """What the table's timed cells cost: ``timed_cells``, their wall ``seconds``, ``cells_per_second``, a question's
+    cost at that rate (``seconds_per_question``) and the whole table's (``estimated_seconds``); empty if the table
+    keeps no times."""
     if table.seconds is None or not np.isfinite(table.seconds).any():
         return {}
     known = np.isfinite(table.seconds)
     secs = float(table.seconds[known].sum())
     rate = int(known.sum()) / secs if secs > 0 else float("inf")
     return {"timed_cells": int(known.sum()), "cells": int(table.seconds.size), "seconds": secs, "cells_per_second": rate,
-            "estimated_seconds": table.seconds.size / rate}
+            "seconds_per_question": table.n_subsets / rate, "estimated_seconds": table.seconds.size / rate}
 
 
 def format_table_info(info: dict) -> str:
@@ -56,7 +57,7 @@ def format_table_info(info: dict) -> str:
     if "timed_cells" in info:
         lines.append(
             f"cost: {info['timed_cells']:,} of {info['cells']:,} cells timed, {info['seconds']:,.0f} s of wall time "
-            f"({info['cells_per_second']:.2f} cells/s, {info['seconds'] / info['timed_cells'] * info['subsets']:.1f} s per question); "
+            f"({info['cells_per_second']:.2f} cells/s, {info['seconds_per_question']:.1f} s per question); "
             f"the whole table at that rate: {info['estimated_seconds'] / 3600:.2f} h"
         )
     else:
@@ -78,7 +79,7 @@ def summary_frame(tables: dict[str, RewardTable]) -> pd.DataFrame:
             "timed cells": info.get("timed_cells", 0),
             "wall h (timed)": round(info["seconds"] / 3600, 2) if rate else None,
             "cells/s": round(rate, 2) if rate else None,
-            "s/question": round(table.n_subsets / rate, 1) if rate else None,
+            "s/question": round(info["seconds_per_question"], 1) if rate else None,
             "constant share": f"{100 * info['constant_share']:.1f}%",
             "best fixed subset": f"{info['best_subset']} ({info['best_subset_mean']:.3f})",
             "oracle": round(info["oracle_best_mean"], 3),
