@@ -330,6 +330,8 @@ class PrecomputeEngine:
         The table must come from this reasoner and prompt, and its tools from this code (its library may be smaller
         than this engine's: a cell is keyed by its own tools): its provenance is checked field by field, and a
         mismatch is refused with the field named. Cells already ``ok`` in the cache are kept. Returns the cells added.
+        The source's name, backend and code version go into the new table's ``seeded_from`` provenance: its
+        ``code_version`` is the code that assembled it, while its cells may come from older code of the same cell key.
         """
         prov = table.provenance
         self.check_cells_provenance(prov, table.space.tool_names, source)
@@ -349,7 +351,7 @@ class PrecomputeEngine:
                     answer = extra["answers"][i] if extra["kind"] == "cell" else None
                     rows.append((self.key(qid, label), qid, label, self.spec.reasoner, answer, float(extra["rewards"][i]), "ok", f"seeded from {source}", None))
         added = self.seed_rows(rows)
-        self.seeded_from.append({"source": Path(source).name, "cells": added, "backend": prov.get("backend")})
+        self.seeded_from.append({"source": Path(source).name, "cells": added, "backend": prov.get("backend"), "code_version": prov.get("code_version")})
         return added
 
     def seed_rows(self, rows: list[tuple]) -> int:

@@ -112,6 +112,8 @@ def test_resume_from_a_table_recomputes_nothing_and_extends_a_sample(tmp_path, c
     a, b = RewardTable.load(small), RewardTable.load(big)
     rows = [b.question_ids.index(q) for q in a.question_ids]
     np.testing.assert_array_equal(b.rewards[rows], a.rewards)
+    seed = b.provenance["seeded_from"][0]  # where the resumed cells came from, and which code made them
+    assert seed["source"] == "small.npz" and seed["cells"] == 12 * 163 and seed["code_version"] == a.provenance["code_version"]
     # the 4-tool library of the same questions: every cell is already there
     four = tmp_path / "four.npz"
     assert main(args + ["--questions", "24", "--tools", "four", "--cache", str(tmp_path / "c.sqlite"), "--resume-from", str(big), "--out", str(four)]) == 0
