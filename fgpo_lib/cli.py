@@ -258,14 +258,22 @@ def cmd_table_info(args: argparse.Namespace) -> int:
 
 
 def cmd_verify_table(args: argparse.Namespace) -> int:
-    from .precompute import verify_table
+    from .verify import verify_extras, verify_table
 
     table = RewardTable.load(args.table)
     res = verify_table(table, args.sample, args.seed)
     print(f"{args.table}: {res['agree']} of {res['checked']} re-evaluated cells agree ({100 * res['agree'] / max(res['checked'], 1):.1f}%)")
     for qid, subset, old, new in res["disagreements"][:20]:
         print(f"  differs: {qid} / {subset!r}: table {old}, live {new}")
-    return 0 if res["agree"] == res["checked"] or not args.strict else 1
+    extra = verify_extras(table, args.extras, args.seed)
+    if extra["checked"]:
+        print(f"extra cells (All-Tools, selection call) of {min(args.extras, table.n_questions)} questions: {extra['agree']} of {extra['checked']} agree")
+        for qid, name, old, new in extra["disagreements"][:20]:
+            print(f"  differs: {qid} / {name}: table {old!r}, live {new!r}")
+    elif table.extras and args.extras:
+        print("extra cells: none of the kinds this code re-derives")
+    everything = res["agree"] == res["checked"] and extra["agree"] == extra["checked"]
+    return 0 if everything or not args.strict else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -324,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("verify-table", help="re-evaluate random cells of a precomputed table live")
     p.add_argument("table")
     p.add_argument("--sample", type=positive_int, default=20, help="cells to re-evaluate")
+    p.add_argument("--extras", type=nonneg_int, default=5, help="questions whose extra cells (All-Tools, selection call) to re-evaluate; 0: none")
     p.add_argument("--seed", type=nonneg_int, default=0)
     p.add_argument("--strict", action="store_true", help="exit 1 unless every cell agrees")
     p.set_defaults(func=cmd_verify_table)

@@ -258,6 +258,11 @@ def evaluate_question(spec: PrecomputeSpec, q: Question, subsets: list[int], rea
     return out
 
 
+def selection_menu(tools) -> list[tuple[str, str]]:
+    """``(name, one-line description)`` of each tool of a library, in canonical order: what a selection call shows."""
+    return [(t.name, t.description) for t in make_all_tools() if t.name in set(tools)]
+
+
 def _evaluate_remote(spec_dict: dict, q_dict: dict, subsets: list[int]) -> tuple[str, list, float]:
     spec = PrecomputeSpec(**spec_dict)
     q = Question(**{**q_dict, "answer": tuple(q_dict["answer"]) if isinstance(q_dict["answer"], list) else q_dict["answer"]})
@@ -476,7 +481,7 @@ class PrecomputeEngine:
         """Per question: the **All-Tools** cell (every tool of the library in one call, whatever ``max_size``) and,
         for reasoners that have one, the **selection call** (:mod:`fgpo_lib.reasoners.selection`) and the cell of the
         subset it picked. Cached like every cell; returns counts ``selections``, ``unparseable``."""
-        descriptions = [(t.name, t.description) for t in make_all_tools() if t.name in self.all_tools]
+        descriptions = selection_menu(self.all_tools)
         selections = unparseable = 0
         for q in tqdm(self.questions, desc=f"{self.spec.benchmark}/{self.spec.reasoner} extras", unit="question", disable=not progress):
             self._ensure_cells(q, [self.all_tools])
@@ -620,44 +625,6 @@ def _known_answers(answers: np.ndarray) -> np.ndarray | None:
     if not known.any():
         return None
     return np.where(known, answers, "").astype(str)
-
-
-def verify_table(table: RewardTable, sample: int, seed: int = 0, reasoner: Reasoner | None = None) -> dict:
-    """Re-evaluate ``sample`` random cells of ``table`` live (no cache) with the reasoner in its provenance.
-
-    Returns ``{"checked", "agree", "disagreements": [(qid, subset, table reward, live reward), ...]}``.
-    Refuses a table whose tools version differs from this code's: its outputs could not be re-derived.
-    """
-    prov = table.provenance
-    for k in ("benchmark", "reasoner", "tools_version"):
-        if k not in prov:
-            raise ValueError(f"table provenance has no {k!r}: it was not made by fgpo precompute")
-    if prov["tools_version"] != library_tools_version(table.tool_names):
-        raise ValueError(f"table tools version {prov['tools_version']} differs from this code's {library_tools_version(table.tool_names)}")
-    spec = PrecomputeSpec(prov["benchmark"], prov["reasoner"], prov.get("reasoner_kwargs") or {}, int(prov.get("max_size", 4)), tools=table.tool_names)
-    reasoner = reasoner or make_reasoner(spec.reasoner, **spec.reasoner_kwargs)
-    fp = reasoner.fingerprint()
-    if fp["model_sha256"] != prov.get("model_sha256") or fp["prompt_sha256"] != prov.get("prompt_sha256"):
-        raise ValueError("the reasoner's model file or prompt template differs from the table's provenance")
-    questions = {q.qid: q for q in load_benchmark(spec.benchmark)}
-    rng = np.random.default_rng(seed)
-    cells = rng.choice(table.n_questions * table.n_subsets, size=min(sample, table.n_questions * table.n_subsets), replace=False)
-    by_q: dict[int, list[int]] = {}
-    for c in sorted(int(c) for c in cells):
-        by_q.setdefault(c // table.n_subsets, []).append(c % table.n_subsets)
-    agree, bad = 0, []
-    order = {s: i for i, s in enumerate(table.space.trie_order().tolist())}
-    for row, subs in by_q.items():
-        q = questions[table.question_ids[row]]
-        subs = sorted(subs, key=order.get)  # the same evaluation order as precompute
-        for s, _, live, status, err in evaluate_question(spec, q, subs, reasoner):
-            if status != "ok":
-                raise PrecomputeError(f"live evaluation of {q.qid} / {table.space.label(s)!r} failed: {err}")
-            if abs(live - float(table.rewards[row, s])) < 1e-6:
-                agree += 1
-            else:
-                bad.append((q.qid, table.space.label(s), float(table.rewards[row, s]), live))
-    return {"checked": len(cells), "agree": agree, "disagreements": bad}
 
 
 class EngineOracle:

@@ -228,6 +228,13 @@ def test_extras_all_tools_cell_for_a_reader(tmp_path):
     path = tmp_path / "t.npz"
     table.save(path)
     assert RewardTable.load(path).extras == table.extras
+    # live re-derivation of the extra cells: all agree; a changed All-Tools reward is caught and named
+    from fgpo_lib.verify import verify_extras
+
+    assert verify_extras(table, 3, seed=0) == {"checked": 3, "agree": 3, "disagreements": []}
+    extra["rewards"] = [r - 2.0 for r in extra["rewards"]]
+    res = verify_extras(table, 9, seed=0)
+    assert res["checked"] == 9 and res["agree"] == 0 and {name for _, name, _, _ in res["disagreements"]} == {"all_tools"}
 
 
 def test_extras_selection_call_with_a_real_llm_and_resume(tmp_path, smollm2):
@@ -254,6 +261,13 @@ def test_extras_selection_call_with_a_real_llm_and_resume(tmp_path, smollm2):
     fresh.run_extras(progress=False)
     assert fresh.cache.count() == before, "a resumed run recomputes no extra cell"
     assert fresh.build_table().extras == table.extras
+    # the selection calls re-derive live; a pick the model did not make is caught
+    from fgpo_lib.verify import verify_extras
+
+    assert verify_extras(table, 2, reasoner=smollm2) == {"checked": 4, "agree": 4, "disagreements": []}
+    sel["subsets"] = ["gene_search+snp_lookup+gene_record+blast+" if s is None else "gene_search+blast+" + s for s in sel["subsets"]]
+    res = verify_extras(table, 2, reasoner=smollm2)
+    assert res["agree"] == 2 and [name for _, name, _, _ in res["disagreements"]] == ["selection", "selection"]
 
 
 def test_a_small_partial_table_waits_outside_the_book(tmp_path, monkeypatch):

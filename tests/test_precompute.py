@@ -15,10 +15,11 @@ import pytest
 
 from fgpo_lib import RewardTable
 from fgpo_lib.cli import main
-from fgpo_lib.precompute import PrecomputeEngine, PrecomputeError, PrecomputeSpec, verify_table
+from fgpo_lib.precompute import PrecomputeEngine, PrecomputeError, PrecomputeSpec
 from fgpo_lib.reasoners import Reasoner, ReasonerError, make_reasoner
 from fgpo_lib.reasoners.http import OpenAIHTTPReasoner
 from fgpo_lib.reasoners.llm import LlamaCppReasoner, smollm2_path
+from fgpo_lib.verify import verify_table
 
 
 def test_reader_table_has_provenance_and_verifies(tmp_path):

@@ -1,12 +1,13 @@
 """Committed reward tables (tables/*.npz) carry their provenance and re-derive live: 20 random cells each (10 for the
-1.5B model, whose cells cost most), >= 95% agreeing."""
+1.5B model, whose cells cost most), >= 95% agreeing, and the extra cells (All-Tools, selection call) of 2 questions
+where a table has them, all but one agreeing."""
 
 from pathlib import Path
 
 import pytest
 
 from fgpo_lib import RewardTable
-from fgpo_lib.precompute import verify_table
+from fgpo_lib.verify import verify_extras, verify_table
 
 TABLES = sorted((Path(__file__).resolve().parents[1] / "tables").glob("*.npz"))
 
@@ -20,3 +21,8 @@ def test_committed_table_rederives_live(path):
     res = verify_table(table, n, seed=0)
     assert res["checked"] == n
     assert res["agree"] >= n - max(1, n // 20), res["disagreements"]  # 19 of 20, 9 of 10
+    # its extra cells (All-Tools, the selection call) of 2 questions, where it has them
+    extra = verify_extras(table, 2, seed=0)
+    kinds = len({"all_tools", "selection"} & set(table.extras))
+    assert extra["checked"] == 2 * kinds
+    assert extra["agree"] >= extra["checked"] - 1, extra["disagreements"]

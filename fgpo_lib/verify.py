@@ -1,0 +1,110 @@
+"""Live re-derivation of a precomputed table: its cells and its extra cells evaluated again and compared.
+
+A committed table is only as good as the claim that the code here, with the reasoner in its provenance, gives the
+same cells. :func:`verify_table` re-evaluates random cells of the subset grid, with no cache, in the same order the
+engine used (trie order within a question, so an LLM reuses the same prompt prefixes). :func:`verify_extras` does
+the same for the extra cells (:mod:`fgpo_lib.table`): the **All-Tools** cell (every tool of the library in one call)
+and the **selection call**, whose parsed subset is the "Tools w/ Desc" baseline.
+
+Both refuse, with the field named, a table whose reasoner, prompt or tools differ from this code's: its cells could
+not be re-derived, and a disagreement would mean nothing. Agreement is exact for rewards (to 1e-6) and for the parsed
+selection (the same tools); the selection's raw text may differ in what the parser ignores.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .genomics.benchmarks import load_benchmark
+from .precompute import PrecomputeError, PrecomputeSpec, evaluate_question, library_tools_version, selection_menu
+from .reasoners import Reasoner, make_reasoner
+from .reasoners.selection import parse_selection, selection_sha256
+from .table import RewardTable
+
+
+def _spec_and_reasoner(table: RewardTable, reasoner: Reasoner | None) -> tuple[PrecomputeSpec, Reasoner]:
+    """The precompute spec of ``table`` and its reasoner, after checking that this code can re-derive its cells."""
+    prov = table.provenance
+    for k in ("benchmark", "reasoner", "tools_version"):
+        if k not in prov:
+            raise ValueError(f"table provenance has no {k!r}: it was not made by fgpo precompute")
+    if prov["tools_version"] != library_tools_version(table.tool_names):
+        raise ValueError(f"table tools version {prov['tools_version']} differs from this code's {library_tools_version(table.tool_names)}")
+    spec = PrecomputeSpec(prov["benchmark"], prov["reasoner"], prov.get("reasoner_kwargs") or {}, int(prov.get("max_size", 4)), tools=table.tool_names)
+    reasoner = reasoner or make_reasoner(spec.reasoner, **spec.reasoner_kwargs)
+    fp = reasoner.fingerprint()
+    if fp["model_sha256"] != prov.get("model_sha256") or fp["prompt_sha256"] != prov.get("prompt_sha256"):
+        raise ValueError("the reasoner's model file or prompt template differs from the table's provenance")
+    return spec, reasoner
+
+
+def verify_table(table: RewardTable, sample: int, seed: int = 0, reasoner: Reasoner | None = None) -> dict:
+    """Re-evaluate ``sample`` random cells of ``table``'s grid ``(n_questions, n_subsets)`` live (no cache) with the
+    reasoner in its provenance.
+
+    Returns ``{"checked", "agree", "disagreements": [(qid, subset label, table reward, live reward), ...]}``.
+    Raises ``ValueError`` for a table whose tools version, model file or prompt differs from this code's.
+    """
+    spec, reasoner = _spec_and_reasoner(table, reasoner)
+    questions = {q.qid: q for q in load_benchmark(spec.benchmark)}
+    rng = np.random.default_rng(seed)
+    cells = rng.choice(table.n_questions * table.n_subsets, size=min(sample, table.n_questions * table.n_subsets), replace=False)
+    by_q: dict[int, list[int]] = {}
+    for c in sorted(int(c) for c in cells):
+        by_q.setdefault(c // table.n_subsets, []).append(c % table.n_subsets)
+    agree, bad = 0, []
+    order = {s: i for i, s in enumerate(table.space.trie_order().tolist())}
+    for row, subs in by_q.items():
+        q = questions[table.question_ids[row]]
+        subs = sorted(subs, key=order.get)  # the same evaluation order as precompute
+        for s, _, live, status, err in evaluate_question(spec, q, subs, reasoner):
+            if status != "ok":
+                raise PrecomputeError(f"live evaluation of {q.qid} / {table.space.label(s)!r} failed: {err}")
+            if abs(live - float(table.rewards[row, s])) < 1e-6:
+                agree += 1
+            else:
+                bad.append((q.qid, table.space.label(s), float(table.rewards[row, s]), live))
+    return {"checked": len(cells), "agree": agree, "disagreements": bad}
+
+
+def verify_extras(table: RewardTable, sample: int, seed: int = 0, reasoner: Reasoner | None = None) -> dict:
+    """Re-derive the extra cells of ``sample`` random questions live: the All-Tools cell's reward, and the selection
+    call's parsed subset (``None`` where the table recorded it unparseable).
+
+    Returns ``{"checked", "agree", "disagreements": [(qid, extra name, table value, live value), ...]}``; a table
+    without extras checks nothing. Raises ``ValueError`` as :func:`verify_table` does, and for selection calls made
+    with another selection prompt than this code's.
+    """
+    extras = {k: v for k, v in table.extras.items() if k in ("all_tools", "selection")}
+    if not extras or sample <= 0:
+        return {"checked": 0, "agree": 0, "disagreements": []}
+    spec, reasoner = _spec_and_reasoner(table, reasoner)
+    if "selection" in extras:
+        made_with = str(extras["selection"].get("key_label", "")).split(":")[1:2]
+        if made_with != [selection_sha256()[:16]]:
+            raise ValueError(f"the table's selection calls used selection prompt {made_with[0] if made_with else '?'!r}, not this code's {selection_sha256()[:16]!r}")
+    questions = {q.qid: q for q in load_benchmark(spec.benchmark)}
+    rows = sorted(np.random.default_rng(seed).choice(table.n_questions, size=min(sample, table.n_questions), replace=False).tolist())
+    checked, agree, bad = 0, 0, []
+    for row in rows:
+        q = questions[table.question_ids[row]]
+        if "all_tools" in extras:
+            label = extras["all_tools"]["subsets"][row]
+            (_, _, live, status, err), = evaluate_question(spec, q, [tuple(label.split("+"))], reasoner)
+            if status != "ok":
+                raise PrecomputeError(f"live evaluation of {q.qid} / All-Tools failed: {err}")
+            old = float(extras["all_tools"]["rewards"][row])
+            checked += 1
+            agree += abs(live - old) < 1e-6
+            if abs(live - old) >= 1e-6:
+                bad.append((q.qid, "all_tools", old, live))
+        if "selection" in extras:
+            text = reasoner.select_tools(q.text, selection_menu(table.tool_names))
+            live = parse_selection(text, table.tool_names)
+            live_label = None if live is None else "+".join(live)
+            old = extras["selection"]["subsets"][row]
+            checked += 1
+            agree += live_label == old
+            if live_label != old:
+                bad.append((q.qid, "selection", old, live_label))
+    return {"checked": checked, "agree": agree, "disagreements": bad}
