@@ -94,17 +94,17 @@ def verify_extras(table: RewardTable, sample: int, seed: int = 0, reasoner: Reas
             if status != "ok":
                 raise PrecomputeError(f"live evaluation of {q.qid} / All-Tools failed: {err}")
             old = float(extras["all_tools"]["rewards"][row])
-            checked += 1
-            agree += abs(live - old) < 1e-6
-            if abs(live - old) >= 1e-6:
+            checked, same = checked + 1, abs(live - old) < 1e-6
+            agree += same
+            if not same:
                 bad.append((q.qid, "all_tools", old, live))
         if "selection" in extras:
             text = reasoner.select_tools(q.text, selection_menu(table.tool_names))
             live = parse_selection(text, table.tool_names)
             live_label = None if live is None else "+".join(live)
             old = extras["selection"]["subsets"][row]
-            checked += 1
-            agree += live_label == old
-            if live_label != old:
+            checked, same = checked + 1, live_label == old
+            agree += same
+            if not same:
                 bad.append((q.qid, "selection", old, live_label))
     return {"checked": checked, "agree": agree, "disagreements": bad}
