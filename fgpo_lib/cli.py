@@ -258,14 +258,15 @@ def cmd_table_info(args: argparse.Namespace) -> int:
 
 
 def cmd_verify_table(args: argparse.Namespace) -> int:
-    from .verify import verify_extras, verify_table
+    from .verify import table_reasoner, verify_extras, verify_table
 
     table = RewardTable.load(args.table)
-    res = verify_table(table, args.sample, args.seed)
+    reasoner = table_reasoner(table)
+    res = verify_table(table, args.sample, args.seed, reasoner)
     print(f"{args.table}: {res['agree']} of {res['checked']} re-evaluated cells agree ({100 * res['agree'] / max(res['checked'], 1):.1f}%)")
     for qid, subset, old, new in res["disagreements"][:20]:
         print(f"  differs: {qid} / {subset!r}: table {old}, live {new}")
-    extra = verify_extras(table, args.extras, args.seed)
+    extra = verify_extras(table, args.extras, args.seed, reasoner)
     if extra["checked"]:
         print(f"extra cells (All-Tools, selection call) of {min(args.extras, table.n_questions)} questions: {extra['agree']} of {extra['checked']} agree")
         for qid, name, old, new in extra["disagreements"][:20]:

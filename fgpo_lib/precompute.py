@@ -260,7 +260,8 @@ def evaluate_question(spec: PrecomputeSpec, q: Question, subsets: list[int], rea
 
 def selection_menu(tools) -> list[tuple[str, str]]:
     """``(name, one-line description)`` of each tool of a library, in canonical order: what a selection call shows."""
-    return [(t.name, t.description) for t in make_all_tools() if t.name in set(tools)]
+    names = set(tools)
+    return [(t.name, t.description) for t in make_all_tools() if t.name in names]
 
 
 def _evaluate_remote(spec_dict: dict, q_dict: dict, subsets: list[int]) -> tuple[str, list, float]:

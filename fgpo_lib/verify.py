@@ -22,6 +22,15 @@ from .reasoners.selection import parse_selection, selection_sha256
 from .table import RewardTable
 
 
+def table_reasoner(table: RewardTable) -> Reasoner:
+    """The reasoner named in ``table``'s provenance, built once to pass to both :func:`verify_table` and
+    :func:`verify_extras` (each would otherwise load the model and hash its file again)."""
+    prov = table.provenance
+    if "reasoner" not in prov:
+        raise ValueError("table provenance has no 'reasoner': it was not made by fgpo precompute")
+    return make_reasoner(prov["reasoner"], **(prov.get("reasoner_kwargs") or {}))
+
+
 def _spec_and_reasoner(table: RewardTable, reasoner: Reasoner | None) -> tuple[PrecomputeSpec, Reasoner]:
     """The precompute spec of ``table`` and its reasoner, after checking that this code can re-derive its cells."""
     prov = table.provenance
