@@ -29,7 +29,23 @@ def table_info(table: RewardTable) -> dict:
         "oracle_best_mean": float(r.max(axis=1).mean()),
         "mean_by_size": {int(k): float(r[:, sizes == k].mean()) for k in np.unique(sizes)},
         **cost_info(table),
+        **extras_info(table),
     }
+
+
+def extras_info(table: RewardTable) -> dict:
+    """The table's extra cells (:mod:`fgpo_lib.table`): ``all_tools_mean``, the mean score of the All-Tools cell, and
+    ``selection_calls`` / ``selection_unparseable`` / ``selection_mean``, the selection calls, how many named no tool
+    of the library (scored 0, as the "Tools w/ Desc" arm scores them) and their picks' mean score; empty without
+    extras."""
+    out = {}
+    if (cell := table.extras.get("all_tools")) is not None:
+        out["all_tools_mean"] = float(np.mean(cell["rewards"]))
+    if (sel := table.extras.get("selection")) is not None:
+        out["selection_calls"] = len(sel["subsets"])
+        out["selection_unparseable"] = sum(s is None for s in sel["subsets"])
+        out["selection_mean"] = float(np.mean([0.0 if r is None else r for r in sel["rewards"]]))
+    return out
 
 
 def cost_info(table: RewardTable) -> dict:
@@ -62,12 +78,18 @@ def format_table_info(info: dict) -> str:
         )
     else:
         lines.append("cost: not recorded (the table keeps no cell times)")
+    if "all_tools_mean" in info:
+        lines.append(f"All-Tools cell (every tool in one call): mean {info['all_tools_mean']:.4f}")
+    if "selection_calls" in info:
+        lines.append(f"selection calls: {info['selection_calls']:,}, {info['selection_unparseable']:,} unparseable; "
+                     f"mean of their picks {info['selection_mean']:.4f} (unparseable scored 0)")
     return "\n".join(lines)
 
 
 def summary_frame(tables: dict[str, RewardTable]) -> pd.DataFrame:
     """One row per named table: its size, whether it is complete, its cost (timed cells, wall hours, cells per
-    second, seconds per question) and its signal (constant share, best fixed subset, oracle headroom over it)."""
+    second, seconds per question), its signal (constant share, best fixed subset, oracle headroom over it) and its
+    unparseable selection calls (blank without them)."""
     rows = []
     for name, table in tables.items():
         info = table_info(table)
@@ -84,5 +106,6 @@ def summary_frame(tables: dict[str, RewardTable]) -> pd.DataFrame:
             "best fixed subset": f"{info['best_subset']} ({info['best_subset_mean']:.3f})",
             "oracle": round(info["oracle_best_mean"], 3),
             "headroom": round(info["oracle_best_mean"] - info["best_subset_mean"], 3),
+            "selection unparseable": f"{info['selection_unparseable']} of {info['selection_calls']}" if "selection_calls" in info else None,
         })
     return pd.DataFrame(rows)

@@ -179,6 +179,27 @@ def test_unknown_reasoner_and_table_info(tmp_path, capsys):
     assert "| 12 of 12 " in rows[1] and "| 6 of 12 " in rows[2]
 
 
+
+def test_table_info_counts_the_extra_cells(three_tool_table, tmp_path, capsys):
+    """The All-Tools mean and the selection calls (two of four unparseable, scored 0), against hand-computed values,
+    in table-info's text and in its one-row-per-table form; a table without extras shows neither."""
+    t = three_tool_table
+    t.extras = {
+        "all_tools": {"kind": "cell", "subsets": ["gene_search+snp_lookup+blast"] * 4, "answers": [""] * 4, "rewards": [1.0, 0.0, 0.5, 1.0]},
+        "selection": {"kind": "selection", "subsets": ["snp_lookup", None, None, "gene_search+blast"],
+                      "answers": ["snp_lookup", "no", "EcoRI", "gene_search, blast"], "rewards": [1.0, None, None, 1.0]},
+    }
+    path = t.save(tmp_path / "x.npz")
+    assert main(["table-info", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "All-Tools cell (every tool in one call): mean 0.6250" in text  # (1 + 0 + 0.5 + 1) / 4
+    assert "selection calls: 4, 2 unparseable; mean of their picks 0.5000" in text  # (1 + 0 + 0 + 1) / 4
+    plain = RewardTable.load(path)
+    plain.extras = {}
+    assert main(["table-info", str(path), str(plain.save(tmp_path / "y.npz"))]) == 0
+    rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| x") or r.startswith("| y")]
+    assert [r.split("|")[-2].strip() for r in rows] == ["2 of 4", ""]  # the last column: selection unparseable
+
 def test_cell_times_survive_a_new_machine(tmp_path):
     """A table keeps each cell's wall time and raw answer; a resume on a new machine (an empty cache seeded from the table) carries
     them into the next table, and a table made before tables kept times reports its cost as unknown."""

@@ -579,6 +579,10 @@ cross-fitted over 5 folds stratified by task, so each question is tested once pe
 shared grid) and the checkpoint are chosen on a dev split inside each training fold. Scores are the raw score of the
 subset each arm calls, in points. The arms are `fgpo_lib/study/protocol.py`; each setting's page shows its own arms,
 learning rates and budget plot.
+
+The overview below lists every setting's table. An LLM's Tools w/ Desc arm is the LLM's own selection call (a reader's
+is MiniLM's description selector); a reply that names no tool of the library and does not say "none" is recorded as
+unparseable, never guessed, and scores 0. Its last column counts those replies.
 """),
     ("code", """
 study_dir = "."   # the study's _generated folder
@@ -593,6 +597,7 @@ import seaborn as sns
 from myst_nb import glue
 
 from fgpo_lib.analyses import degenerate_share_by_library_size
+from fgpo_lib.table_info import extras_info
 from fgpo_lib.study.book import glue_figure, show
 from fgpo_lib.reasoners.registry import REASONERS
 from fgpo_lib.study.protocol import ARMS, LR_GRID
@@ -616,7 +621,9 @@ glue("proto_n_controls", len(controls), display=False)
 glue("proto_n_seeds", int(next(iter(first.values())).scores.shape[0]), display=False)
 glue("proto_lr_grid", ", ".join(f"{lr:g}" for lr in LR_GRID), display=False)
 overview = pd.DataFrame([{"library": lib, "setting": title, "questions": (t := m.load_table()).n_questions, "subsets": t.n_subsets,
-                          "tools": ", ".join(t.tool_names), "complete": t.provenance.get("complete", True)} for (lib, title), m in meta.items()])
+                          "tools": ", ".join(t.tool_names), "complete": t.provenance.get("complete", True),
+                          "unparseable selection calls": f"{x['selection_unparseable']} of {x['selection_calls']}" if "selection_calls" in (x := extras_info(t)) else ""}
+                         for (lib, title), m in meta.items()])
 show(overview)
 """),
     ("md", """
