@@ -271,8 +271,8 @@ def test_extras_selection_call_with_a_real_llm_and_resume(tmp_path, smollm2):
 
 
 def test_a_small_partial_table_waits_outside_the_book(tmp_path, monkeypatch):
-    """A committed 4-tool table still being computed enters the study once it holds MIN_PARTIAL_QUESTIONS questions;
-    before that its setting is pending and says how far it has got."""
+    """A committed table still being computed (4-tool or 163-subset) enters the study once it holds
+    MIN_PARTIAL_QUESTIONS questions; before that a setting without another table is pending and says how far it has got."""
     from fgpo_lib.study import runner
 
     engine = PrecomputeEngine(PrecomputeSpec("genehop", "records", questions=90, tools=LIBRARIES["genehop"]), cache=tmp_path / "c.sqlite")
@@ -292,3 +292,11 @@ def test_a_small_partial_table_waits_outside_the_book(tmp_path, monkeypatch):
     full.provenance.update(complete=True)
     full.select(range(10)).save(path)  # a complete table (a small sample) always enters
     assert "4 tools" in runner.library_tables("genehop", "qwen2.5-coder-1.5b", build, tmp_path / "c.sqlite")
+    # the same rule for a 163-subset table still being computed: its 8-tool section waits, the 4-tool one runs
+    eight = tmp_path / "genehop__qwen2.5-coder-1.5b.npz"
+    for n, complete, enters in ((runner.MIN_PARTIAL_QUESTIONS - 1, False, False), (runner.MIN_PARTIAL_QUESTIONS, True, True)):
+        part = full.select(range(n))
+        part.provenance.update(complete=complete, sample_size=runner.MIN_PARTIAL_QUESTIONS)
+        part.save(eight)
+        got = runner.library_tables("genehop", "qwen2.5-coder-1.5b", build, tmp_path / "c.sqlite")
+        assert ("8 tools" in got) == enters and "4 tools" in got

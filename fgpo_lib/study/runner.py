@@ -76,7 +76,8 @@ def table_for(benchmark: str, reasoner: str, build_dir: Path, cache: Path) -> Pa
 def library_tables(benchmark: str, reasoner: str, build_dir: Path, cache: Path) -> dict[str, Path]:
     """``{"4 tools"|"8 tools": table path}`` of a setting, those that exist. The 4-tool table of an LLM is committed
     (``tables/<benchmark>__<reasoner>__4tools.npz``); a reader's is the exact sub-table of its 8-tool table on the
-    benchmark's library (:mod:`fgpo_lib.genomics.libraries`)."""
+    benchmark's library (:mod:`fgpo_lib.genomics.libraries`). A committed table still being computed waits outside
+    until it holds :data:`MIN_PARTIAL_QUESTIONS` questions, whichever its library."""
     from ..genomics.libraries import LIBRARIES, sub_table
     from ..table import RewardTable
 
@@ -89,7 +90,7 @@ def library_tables(benchmark: str, reasoner: str, build_dir: Path, cache: Path) 
             sub_table(RewardTable.load(eight), LIBRARIES[benchmark]).save(four)
     if four.exists() and not _too_small(four):
         out["4 tools"] = four
-    if eight is not None:
+    if eight is not None and not _too_small(eight):
         out["8 tools"] = eight
     return {lib: _snapshot(p, build_dir) for lib, p in out.items()}
 
