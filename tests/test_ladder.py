@@ -300,3 +300,20 @@ def test_a_small_partial_table_waits_outside_the_book(tmp_path, monkeypatch):
         part.save(eight)
         got = runner.library_tables("genehop", "qwen2.5-coder-1.5b", build, tmp_path / "c.sqlite")
         assert ("8 tools" in got) == enters and "4 tools" in got
+
+
+def test_the_book_never_computes_an_llm_cell(tmp_path, monkeypatch):
+    """``make book`` reads an LLM's tables from ``tables/`` only: with none committed, every LLM setting has no table
+    (it is listed as pending) and no cell cache is even opened."""
+    from fgpo_lib.reasoners.registry import REASONERS
+    from fgpo_lib.study import runner
+
+    monkeypatch.setattr(runner, "TABLE_DIR", tmp_path / "committed")
+    (tmp_path / "committed").mkdir()
+    build, cache = tmp_path / "build", tmp_path / "cells.sqlite"
+    build.mkdir()
+    llms = [name for name, entry in REASONERS.items() if entry.kind != "reader"]
+    assert {"smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"} <= set(llms)
+    for reasoner in llms:
+        assert runner.library_tables("genehop", reasoner, build, cache) == {}
+    assert not cache.exists() and not any(build.iterdir())
