@@ -416,6 +416,12 @@ class RewardTable:
         )
 
 
+def extra_scores(extra: dict) -> np.ndarray:
+    """An extra's per-question scores ``(n_questions,)``: its ``rewards``, with 0 where a selection call was
+    unparseable (stored as null: no subset was called, so nothing was answered)."""
+    return np.array([0.0 if r is None else float(r) for r in extra["rewards"]])
+
+
 def _read_long(source: str | Path | pd.DataFrame) -> pd.DataFrame:
     if isinstance(source, pd.DataFrame):
         return source.reset_index(drop=True)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .metrics import constant_reward
-from .table import RewardTable
+from .table import RewardTable, extra_scores
 
 
 def table_info(table: RewardTable) -> dict:
@@ -40,12 +40,17 @@ def extras_info(table: RewardTable) -> dict:
     extras."""
     out = {}
     if (cell := table.extras.get("all_tools")) is not None:
-        out["all_tools_mean"] = float(np.mean(cell["rewards"]))
+        out["all_tools_mean"] = float(extra_scores(cell).mean())
     if (sel := table.extras.get("selection")) is not None:
         out["selection_calls"] = len(sel["subsets"])
         out["selection_unparseable"] = sum(s is None for s in sel["subsets"])
-        out["selection_mean"] = float(np.mean([0.0 if r is None else r for r in sel["rewards"]]))
+        out["selection_mean"] = float(extra_scores(sel).mean())
     return out
+
+
+def unparseable_selections(info: dict) -> str:
+    """``"u of n"`` unparseable selection calls from :func:`table_info` or :func:`extras_info`; ``""`` without them."""
+    return f"{info['selection_unparseable']} of {info['selection_calls']}" if "selection_calls" in info else ""
 
 
 def cost_info(table: RewardTable) -> dict:
@@ -106,6 +111,6 @@ def summary_frame(tables: dict[str, RewardTable]) -> pd.DataFrame:
             "best fixed subset": f"{info['best_subset']} ({info['best_subset_mean']:.3f})",
             "oracle": round(info["oracle_best_mean"], 3),
             "headroom": round(info["oracle_best_mean"] - info["best_subset_mean"], 3),
-            "selection unparseable": f"{info['selection_unparseable']} of {info['selection_calls']}" if "selection_calls" in info else None,
+            "selection unparseable": unparseable_selections(info),
         })
     return pd.DataFrame(rows)

@@ -40,7 +40,7 @@ def _spec_and_reasoner(table: RewardTable, reasoner: Reasoner | None) -> tuple[P
     if prov["tools_version"] != library_tools_version(table.tool_names):
         raise ValueError(f"table tools version {prov['tools_version']} differs from this code's {library_tools_version(table.tool_names)}")
     spec = PrecomputeSpec(prov["benchmark"], prov["reasoner"], prov.get("reasoner_kwargs") or {}, int(prov.get("max_size", 4)), tools=table.tool_names)
-    reasoner = reasoner or make_reasoner(spec.reasoner, **spec.reasoner_kwargs)
+    reasoner = reasoner or table_reasoner(table)
     fp = reasoner.fingerprint()
     if fp["model_sha256"] != prov.get("model_sha256") or fp["prompt_sha256"] != prov.get("prompt_sha256"):
         raise ValueError("the reasoner's model file or prompt template differs from the table's provenance")
@@ -94,7 +94,7 @@ def verify_extras(table: RewardTable, sample: int, seed: int = 0, reasoner: Reas
             raise ValueError(f"the table's selection calls used selection prompt {made_with[0] if made_with else '?'!r}, not this code's {selection_sha256()[:16]!r}")
     questions = {q.qid: q for q in load_benchmark(spec.benchmark)}
     rows = sorted(np.random.default_rng(seed).choice(table.n_questions, size=min(sample, table.n_questions), replace=False).tolist())
-    checked, agree, bad = 0, 0, []
+    compared = []  # (qid, extra name, table value, live value, whether they agree)
     for row in rows:
         q = questions[table.question_ids[row]]
         if "all_tools" in extras:
@@ -103,17 +103,10 @@ def verify_extras(table: RewardTable, sample: int, seed: int = 0, reasoner: Reas
             if status != "ok":
                 raise PrecomputeError(f"live evaluation of {q.qid} / All-Tools failed: {err}")
             old = float(extras["all_tools"]["rewards"][row])
-            checked, same = checked + 1, abs(live - old) < 1e-6
-            agree += same
-            if not same:
-                bad.append((q.qid, "all_tools", old, live))
+            compared.append((q.qid, "all_tools", old, live, abs(live - old) < 1e-6))
         if "selection" in extras:
-            text = reasoner.select_tools(q.text, selection_menu(table.tool_names))
-            live = parse_selection(text, table.tool_names)
+            live = parse_selection(reasoner.select_tools(q.text, selection_menu(table.tool_names)), table.tool_names)
             live_label = None if live is None else "+".join(live)
             old = extras["selection"]["subsets"][row]
-            checked, same = checked + 1, live_label == old
-            agree += same
-            if not same:
-                bad.append((q.qid, "selection", old, live_label))
-    return {"checked": checked, "agree": agree, "disagreements": bad}
+            compared.append((q.qid, "selection", old, live_label, live_label == old))
+    return {"checked": len(compared), "agree": sum(c[-1] for c in compared), "disagreements": [c[:-1] for c in compared if not c[-1]]}

@@ -179,7 +179,6 @@ def test_unknown_reasoner_and_table_info(tmp_path, capsys):
     assert "| 12 of 12 " in rows[1] and "| 6 of 12 " in rows[2]
 
 
-
 def test_table_info_counts_the_extra_cells(three_tool_table, tmp_path, capsys):
     """The All-Tools mean and the selection calls (two of four unparseable, scored 0), against hand-computed values,
     in table-info's text and in its one-row-per-table form; a table without extras shows neither."""
@@ -199,6 +198,7 @@ def test_table_info_counts_the_extra_cells(three_tool_table, tmp_path, capsys):
     assert main(["table-info", str(path), str(plain.save(tmp_path / "y.npz"))]) == 0
     rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| x") or r.startswith("| y")]
     assert [r.split("|")[-2].strip() for r in rows] == ["2 of 4", ""]  # the last column: selection unparseable
+
 
 def test_cell_times_survive_a_new_machine(tmp_path):
     """A table keeps each cell's wall time and raw answer; a resume on a new machine (an empty cache seeded from the table) carries

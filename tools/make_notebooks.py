@@ -597,7 +597,7 @@ import seaborn as sns
 from myst_nb import glue
 
 from fgpo_lib.analyses import degenerate_share_by_library_size
-from fgpo_lib.table_info import extras_info
+from fgpo_lib.table_info import extras_info, unparseable_selections
 from fgpo_lib.study.book import glue_figure, show
 from fgpo_lib.reasoners.registry import REASONERS
 from fgpo_lib.study.protocol import ARMS, LR_GRID
@@ -622,7 +622,7 @@ glue("proto_n_seeds", int(next(iter(first.values())).scores.shape[0]), display=F
 glue("proto_lr_grid", ", ".join(f"{lr:g}" for lr in LR_GRID), display=False)
 overview = pd.DataFrame([{"library": lib, "setting": title, "questions": (t := m.load_table()).n_questions, "subsets": t.n_subsets,
                           "tools": ", ".join(t.tool_names), "complete": t.provenance.get("complete", True),
-                          "unparseable selection calls": f"{x['selection_unparseable']} of {x['selection_calls']}" if "selection_calls" in (x := extras_info(t)) else ""}
+                          "unparseable selection calls": unparseable_selections(extras_info(t))}
                          for (lib, title), m in meta.items()])
 show(overview)
 """),

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..batched import BATCHED_METHODS, runs_grid, train_batched
 from ..crossfit import crossfit_folds
-from ..table import RewardTable
+from ..table import RewardTable, extra_scores
 from ..train import TrainConfig, train
 
 LR_GRID = (0.01, 0.05, 0.2)
@@ -215,7 +215,7 @@ def _fixed(arm: Arm, table: RewardTable, seeds: list[int]) -> ArmResult:
         return _pending(arm, S, n, "no selection calls in this table")
     cols, scores, sizes = _selection_cols(table, picks)
     if extra is not None:  # a selection above the size cap was still answered: its score is in the extras
-        scores = np.array([0.0 if r is None else r for r in extra["rewards"]])
+        scores = extra_scores(extra)
     return _constant(arm, table, S, scores, sizes, cols, calls)
 
 
