@@ -5,11 +5,18 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.fgpo-installed
 
-# llama-cpp-python compiles llama.cpp from source. GGML_NATIVE=ON crashes here (AMX/AVX-VNNI kernels the CPU may
-# lack), so the instruction sets are named; AVX-512 only where the CPU has it. Override with LLAMA_CMAKE_ARGS=...
-AVX512 := $(shell grep -qw avx512f /proc/cpuinfo 2>/dev/null && echo ON || echo OFF)
-LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
-	-DGGML_AVX512=$(AVX512) -DGGML_AVX512_VBMI=$(AVX512) -DGGML_AVX512_VNNI=$(AVX512) -DGGML_AVX512_BF16=$(AVX512) -DLLAVA_BUILD=OFF
+# llama-cpp-python compiles llama.cpp from source. One portable kernel set on every x86-64 machine (x86-64-v3: AVX2,
+# FMA, F16C, BMI2; no AVX-512, AMX or VNNI variants), so that a reward cell's arithmetic is the same on an AMD EPYC
+# without AVX-512 and on a CPU with it. GGML_NATIVE=ON would compile kernels the CPU may lack (AMX: SIGILL).
+# AVX-512 is an opt-in, recorded in every table's provenance:  make setup LLAMA_BUILD=avx512
+# (or any flags: make setup LLAMA_CMAKE_ARGS="..."). A .venv built one way is rebuilt another way by deleting it.
+LLAMA_BUILD ?= portable
+LLAMA_portable_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+	-DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF \
+	-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAVA_BUILD=OFF
+LLAMA_avx512_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+	-DGGML_AVX512=ON -DGGML_AVX512_VBMI=ON -DGGML_AVX512_VNNI=ON -DGGML_AVX512_BF16=ON -DLLAVA_BUILD=OFF
+LLAMA_CMAKE_ARGS ?= $(LLAMA_$(LLAMA_BUILD)_ARGS)
 
 .PHONY: setup test book bench clean-book
 
