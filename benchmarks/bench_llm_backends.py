@@ -84,7 +84,7 @@ def transformers_rates(tok, model, prompts: list[str], batch: int, max_new_token
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default=",".join(BUILTIN_MODELS))
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--every", type=int, default=8, help="measure every k-th subset of the trie order")

@@ -54,7 +54,7 @@ def to_target(table, cfg: TrainConfig, target: float) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--max-steps", type=int, default=1000)
     ap.add_argument("--eval-every", type=int, default=5)

@@ -40,7 +40,7 @@ def run(reasoner, qs, spec):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("--questions", type=int, default=2)
     ap.add_argument("--reasoners", default=",".join(n for n, e in REASONERS.items() if e.kind != "http"))
     args = ap.parse_args()

@@ -25,7 +25,7 @@ from fgpo_lib.subsets import format_bytes
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("--questions", type=int, default=450)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--updates", type=int, default=20)

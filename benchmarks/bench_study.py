@@ -33,7 +33,7 @@ ARMS = {
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("--benchmark", default="geneturing")
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--sequential", type=int, default=4, help="runs timed one after another")

@@ -21,7 +21,7 @@ SHOTS = {"method.html": "book_method.png", "_generated/results.html": "book_resu
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("--html", default="book/_build/html")
     ap.add_argument("--out-dir", default=".", help="where the screenshots go")
     ap.add_argument("--chromium", default="/usr/bin/chromium")

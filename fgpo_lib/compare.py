@@ -28,8 +28,20 @@ def per_question_scores(runs: list[dict], split: str = "test", key: str = "greed
     return np.array([r["per_question"][split][key] for r in runs], dtype=np.float64)
 
 
+class Summary(pd.DataFrame):
+    """A DataFrame that prints whole: every column, the CI bounds included, however wide the terminal."""
+
+    @property
+    def _constructor(self):
+        return Summary
+
+    def __repr__(self) -> str:
+        return self.to_string(index=False, float_format=lambda v: f"{v:.4f}")
+
+
 def summarize(runs: dict[str, list[dict]], split: str = "test") -> pd.DataFrame:
-    """One row per method: greedy reward with its 95% CI over seeds x questions, mean final metrics, reasoner calls."""
+    """One row per method: greedy reward with its 95% CI over seeds x questions, mean final metrics, reasoner calls.
+    The frame prints whole (:class:`Summary`)."""
     rows = []
     for method, rs in runs.items():
         mean, lo, hi = bootstrap_ci(per_question_scores(rs, split))
@@ -46,7 +58,7 @@ def summarize(runs: dict[str, list[dict]], split: str = "test") -> pd.DataFrame:
                 "unique_reasoner_calls": float(np.mean([r["final"]["unique_reasoner_calls"] for r in rs])),
             }
         )
-    return pd.DataFrame(rows)
+    return Summary(rows)
 
 
 def curves_frame(runs: dict[str, list[dict]], split: str = "train") -> pd.DataFrame:

@@ -130,7 +130,7 @@ def main(argv=None) -> int:
     from .reasoners.registry import REASONERS
     from .validation import positive_int
 
-    ap = argparse.ArgumentParser(prog="python -m fgpo_lib.ondemand", description=main.__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m fgpo_lib.ondemand", allow_abbrev=False, description=main.__doc__.split("\n")[0])
     ap.add_argument("--benchmark", required=True, choices=list(BENCHMARKS))
     ap.add_argument("--reasoner", required=True, choices=list(REASONERS))
     ap.add_argument("--table", required=True, help="the committed 8-tool (163-subset) table of this benchmark and reasoner")

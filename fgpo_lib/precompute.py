@@ -22,6 +22,7 @@ import sqlite3
 import subprocess
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -31,13 +32,13 @@ import numpy as np
 from tqdm import tqdm
 
 from . import __version__
-from .genomics.benchmarks import Question, load_benchmark
+from .genomics.benchmarks import BENCHMARKS, Question, load_benchmark
 from .genomics.libraries import library_tools
-from .genomics.ncbi_replay import DATA_DIR, RESPONSES
+from .genomics.region_tools import REGION_TOOL_ORDER
 from .genomics.scoring import score
 from .genomics.tools import TOKEN_CAP, TOOL_ORDER, make_tools, render_outputs, run_subset
 from .genomics.tools_extra import EXTRA_TOOL_ORDER, make_all_tools
-from .reasoners import Reasoner, make_reasoner
+from .reasoners import REASONERS, Reasoner, make_reasoner
 from .reasoners.selection import parse_selection, selection_sha256
 from .subsets import SubsetSpace
 from .table import RewardTable
@@ -88,17 +89,34 @@ def extra_tools_version() -> str:
     return f"{tools_version()}+x{_outputs_hash(make_all_tools(), probes)[:12]}"
 
 
+@lru_cache(maxsize=1)
+def region_tools_version() -> str:
+    """The version of GeneRegion's 4 tools: sha256 of what each outputs alone on every 5th GeneRegion question
+    (100 questions: the motif scan is the costly one), with the token cap. Its own, so adding these tools changed no
+    key of the other libraries' cells."""
+    h = hashlib.sha256()
+    tools = [t for t in make_all_tools() if t.name in _REGION_TOOLS]
+    for q in load_benchmark("generegion")[::5]:
+        for t in tools:
+            h.update(render_outputs(run_subset(tools, (t.name,), q.text)).encode())
+    return f"region-{h.hexdigest()[:16]}-cap{TOKEN_CAP}"
+
+
 _EXTRA_TOOLS = frozenset(EXTRA_TOOL_ORDER)
+_REGION_TOOLS = frozenset(REGION_TOOL_ORDER)
 
 
 def library_tools_version(tools) -> str:
-    """The tools version of a library or subset (tool names): the 8's, or with the extra tools' when it holds one.
-    Called for every cache key, so it builds no set of its own."""
+    """The tools version of a library or subset (tool names): GeneRegion's when it holds one of its tools, else the
+    8's, or with the extra tools' when it holds one. Called for every cache key, so it builds no set of its own."""
+    if not _REGION_TOOLS.isdisjoint(tools):
+        return region_tools_version()
     return tools_version() if _EXTRA_TOOLS.isdisjoint(tools) else extra_tools_version()
 
 
-def data_sha256() -> str:
-    return _sha256_files([DATA_DIR / "geneturing.json", DATA_DIR / "genehop.json", RESPONSES])
+def data_sha256(benchmark: str = "geneturing") -> str:
+    """sha256 of the data files a benchmark's questions and tools read (its registry entry's ``data``)."""
+    return _sha256_files(BENCHMARKS[benchmark].data())
 
 
 def code_version() -> str:
@@ -142,6 +160,16 @@ class CellCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        try:
+            self._open()
+        except (sqlite3.Error, OSError) as exc:
+            raise PrecomputeError(f"cell cache {self.path} (--cache): cannot be used as an SQLite cell cache: {exc}. "
+                                  "Give --cache a writable file path (a new file is created); a damaged cache file can be deleted, "
+                                  "and a rerun with --resume-from refills it from committed tables") from None
+
+    def _open(self) -> None:
+        if self.path.is_dir():
+            raise OSError("it is a directory")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(self.path), timeout=60)
         # several processes may open a new cache at once; switching it to WAL takes a lock that sqlite's busy timeout
@@ -159,6 +187,9 @@ class CellCache:
             "answer TEXT, reward REAL, status TEXT, error TEXT, seconds REAL)"
         )
         self.db.commit()
+        check = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]  # a truncated file opens, then fails on read
+        if check != "ok":
+            raise sqlite3.DatabaseError(f"integrity check: {check}")
 
     def get(self, keys: list[str]) -> dict[str, tuple]:
         """``key -> (answer, reward, status, error, seconds)`` of the keys found."""
@@ -200,8 +231,15 @@ class PrecomputeSpec:
     """The tool library (any order; kept in canonical order); None for all 8 tools. A subset's cell is the same in
     every library that holds its tools, so libraries share cached cells."""
 
+    def __post_init__(self) -> None:
+        bench = BENCHMARKS.get(self.benchmark)
+        entry = REASONERS.get(self.reasoner)
+        if bench and entry and entry.kind in ("llm", "http") and bench.prompt != "genomics":  # its own prompt
+            self.reasoner_kwargs = {**self.reasoner_kwargs, "prompt": self.reasoner_kwargs.get("prompt", bench.prompt)}
+
     def library(self) -> tuple[str, ...]:
-        return library_tools(self.tools) if self.tools else TOOL_ORDER
+        """The tool library: ``tools`` in canonical order, or the benchmark's whole library."""
+        return library_tools(self.tools) if self.tools else BENCHMARKS[self.benchmark].tools
 
     def space(self) -> SubsetSpace:
         names = self.library()
@@ -289,6 +327,7 @@ class PrecomputeEngine:
         self.questions = sample_questions(load_benchmark(spec.benchmark), spec.questions, spec.sample_seed)
         self._tools_version = library_tools_version(self.space.tool_names)  # the table's (provenance)
         self.seeded_from: list[dict] = []  # tables whose cells seeded the cache (their build may differ: provenance)
+        self.computed = 0  # cells this engine evaluated (a resume that computed none keeps its source's backend)
 
     @property
     def reasoner(self) -> Reasoner:
@@ -313,6 +352,8 @@ class PrecomputeEngine:
         return "+".join(subset) if isinstance(subset, tuple) else self.space.label(subset)
 
     def _rows(self, q: Question, results: list, seconds: float) -> list[tuple]:
+        """Cache rows of freshly evaluated cells (every cell this engine computes passes here)."""
+        self.computed += len(results)
         per = seconds / max(len(results), 1)
         return [(self.key(q.qid, self._label(s)), q.qid, self._label(s), self.spec.reasoner, a, r, st, err, per) for s, a, r, st, err in results]
 
@@ -341,30 +382,41 @@ class PrecomputeEngine:
         """
         prov = table.provenance
         self.check_cells_provenance(prov, table.space.tool_names, source)
-        rows = []
+        rows: dict[str, tuple] = {}  # one row per cell: a cell can be a grid cell, All-Tools and the selection's pick
+
+        def add(qid: str, label: str, answer, reward, secs) -> None:
+            key = self.key(qid, label)
+            old = rows.get(key)
+            if old is not None:  # the same cell again (e.g. the selection's pick): keep what either row knows
+                answer, reward, secs = (o if o is not None else n for o, n in ((old[4], answer), (old[5], reward), (old[8], secs)))
+            rows[key] = (key, qid, label, self.spec.reasoner, answer, reward, "ok", f"seeded from {source}", secs)
+
         labels = table.space.labels()
         for i, qid in enumerate(table.question_ids):
             for s, label in enumerate(labels):
                 answer = None if table.answers is None else str(table.answers[i, s])
                 secs = None if table.seconds is None or np.isnan(table.seconds[i, s]) else float(table.seconds[i, s])
-                rows.append((self.key(qid, label), qid, label, self.spec.reasoner, answer, float(table.rewards[i, s]), "ok", f"seeded from {source}", secs))
+                add(qid, label, answer, float(table.rewards[i, s]), secs)
             for extra in table.extras.values():  # extra cells: All-Tools, the selection call and the cell it picked
                 if extra.get("kind") == "selection":
-                    label = extra["key_label"]
-                    rows.append((self.key(qid, label), qid, label, self.spec.reasoner, extra["answers"][i], None, "ok", f"seeded from {source}", None))
+                    add(qid, extra["key_label"], extra["answers"][i], None, None)
                 if extra.get("kind") in ("cell", "selection") and extra["rewards"][i] is not None:
-                    label = extra["subsets"][i]
-                    answer = extra["answers"][i] if extra["kind"] == "cell" else None
-                    rows.append((self.key(qid, label), qid, label, self.spec.reasoner, answer, float(extra["rewards"][i]), "ok", f"seeded from {source}", None))
-        added = self.seed_rows(rows)
+                    answer = extra["answers"][i] if extra["kind"] == "cell" else None  # a selection's answer is its reply
+                    add(qid, extra["subsets"][i], answer, float(extra["rewards"][i]), None)
+        added = self.seed_rows(list(rows.values()))
         self.seeded_from.append({"source": Path(source).name, "cells": added, "backend": prov.get("backend"), "code_version": prov.get("code_version")})
         return added
 
     def seed_rows(self, rows: list[tuple]) -> int:
-        """Put cache rows (as :meth:`CellCache.put` takes them) whose cell is not ``ok`` yet; returns how many."""
-        done = self.cache.ok([r[0] for r in rows])
+        """Put cache rows (as :meth:`CellCache.put` takes them) whose cell is not ``ok`` yet, or is ``ok`` without a
+        known answer where the row knows it (never the other way: a seed never erases an answer); returns how many
+        cells were added (an answer filled in does not count)."""
+        hits = self.cache.get([r[0] for r in rows])
+        done = {k for k, hit in hits.items() if hit[2] == "ok"}
         new = [r for r in rows if r[0] not in done]
-        self.cache.put(new)
+        filled = [(*r[:4], r[4], hits[r[0]][1], "ok", hits[r[0]][3], hits[r[0]][4] if hits[r[0]][4] is not None else r[8])
+                  for r in rows if r[0] in done and hits[r[0]][0] is None and r[4] is not None]
+        self.cache.put(new + filled)
         return len(new)
 
     def remaining(self) -> tuple[int, int]:
@@ -379,7 +431,9 @@ class PrecomputeEngine:
         first), caches them (they are real cells), and times them. Prompt tokens come from the reasoner's own
         tokenizer where it has one (:meth:`Reasoner.token_counts`): ``prompt_tokens`` is what naive prompting
         evaluates, ``evaluated_tokens`` what prefix reuse evaluates. The estimate scales the pilot's seconds per
-        evaluated token to the remaining cells; it is only as good as the pilot is typical.
+        evaluated token to the remaining cells; it is only as good as the pilot is typical. A pilot with failed cells
+        gives no estimate (``estimated_seconds`` None; ``pilot_failed`` counts them, ``pilot_error`` names the first):
+        the time of a failing call says nothing of a working one.
         """
         todo = [(q, self.pending(q)) for q in self.questions]
         todo = [(q, p) for q, p in todo if p]
@@ -393,13 +447,14 @@ class PrecomputeEngine:
         for q, pend in todo:
             by_task.setdefault(q.task, []).append((q, pend))
         pilot = [items[0] for items in by_task.values()][:pilot_questions]
-        t0, pilot_tokens, pilot_cells = time.perf_counter(), 0, 0
+        t0, pilot_tokens, pilot_cells, failed = time.perf_counter(), 0, 0, []
         for q, pend in pilot:
             t = time.perf_counter()
             res = evaluate_question(self.spec, q, pend, self.reasoner)
             self.cache.put(self._rows(q, res, time.perf_counter() - t))
             pilot_tokens += per_q_tokens[q.qid]
             pilot_cells += len(pend)
+            failed += [f"{q.qid} / {self.space.label(r[0])!r}: {r[4]}" for r in res if r[3] != "ok"]
         pilot_seconds = time.perf_counter() - t0
         cells = sum(len(p) for _, p in todo)
         rest_tokens = evaluated_tokens - pilot_tokens
@@ -412,7 +467,9 @@ class PrecomputeEngine:
             "pilot_questions": len(pilot),
             "pilot_cells": pilot_cells,
             "pilot_seconds": pilot_seconds,
-            "estimated_seconds": pilot_seconds + per_token * rest_tokens,
+            "pilot_failed": len(failed),
+            "pilot_error": failed[0] if failed else "",
+            "estimated_seconds": None if failed else pilot_seconds + per_token * rest_tokens,
         }
 
     def run(self, workers: int = 1, executor: Executor | None = None, progress: bool = True, checkpoint: Callable[[], None] | None = None, checkpoint_every: int = 0) -> dict:
@@ -452,6 +509,12 @@ class PrecomputeEngine:
                 done += 1
                 if checkpoint and checkpoint_every and done % checkpoint_every == 0:
                     checkpoint()
+        except (BrokenProcessPool, OSError) as exc:  # a fork refused (process limit, memory): stop, never hang
+            if own is not None:
+                own.shutdown(wait=False, cancel_futures=True)
+                own = None
+            raise PrecomputeError(f"worker processes failed ({type(exc).__name__}: {exc}) after {done} questions; every finished "
+                                  "question is cached, so rerun with fewer --workers to continue") from None
         finally:
             bar.close()
             if own is not None:
@@ -466,7 +529,7 @@ class PrecomputeEngine:
     @cached_property
     def selection_label(self) -> str:
         """The cache label of a question's selection call: the selection prompt's hash and the library."""
-        return f"select:{selection_sha256()[:16]}:{'+'.join(self.all_tools)}"
+        return f"select:{selection_sha256(self.spec.reasoner_kwargs.get('prompt', 'genomics'))[:16]}:{'+'.join(self.all_tools)}"
 
     def can_select(self) -> bool:
         return type(self.reasoner).select_tools is not Reasoner.select_tools
@@ -556,6 +619,14 @@ class PrecomputeEngine:
     def _trie_rank(self) -> dict[int, int]:
         return {s: i for i, s in enumerate(self.space.trie_order().tolist())}
 
+    def backend(self) -> dict:
+        """The build behind the table's cells: this machine's reasoner backend, or, when this engine computed no cell
+        and every seed came from one build, that build (a resume on another machine must not relabel its cells)."""
+        seeded = {json.dumps(s["backend"], sort_keys=True) for s in self.seeded_from}
+        if self.computed == 0 and len(seeded) == 1:
+            return self.seeded_from[0]["backend"]
+        return self.reasoner.backend()
+
     def provenance(self) -> dict:
         fp = json.loads(self.reasoner_key)
         return {
@@ -565,10 +636,10 @@ class PrecomputeEngine:
             "model_sha256": fp["model_sha256"],
             "prompt_sha256": fp["prompt_sha256"],
             "reasoner_version": fp["reasoner_version"],
-            "backend": self.reasoner.backend(),
+            "backend": self.backend(),
             "seeded_from": self.seeded_from,
             "tools_version": self._tools_version,
-            "data_sha256": data_sha256(),
+            "data_sha256": data_sha256(self.spec.benchmark),
             "code_version": code_version(),
             "max_size": self.space.max_size,
             "library": list(self.space.tool_names),
@@ -626,6 +697,37 @@ def _known_answers(answers: np.ndarray) -> np.ndarray | None:
     if not known.any():
         return None
     return np.where(known, answers, "").astype(str)
+
+
+def _provenance_fields(prov: dict, prefix: str = "") -> set[str]:
+    """The dotted names of a provenance dict's fields, nested dicts flattened (an empty dict has none). A field whose
+    value is null is still a field: ``questions: null`` (every question) is a value, not a loss."""
+    out = set()
+    for k, v in prov.items():
+        out |= _provenance_fields(v, f"{prefix}{k}.") if isinstance(v, dict) else {prefix + k}
+    return out
+
+
+def table_holdings(table: RewardTable) -> dict:
+    """What a table holds beyond its rewards, for the no-loss check of :func:`lost_holdings`: the number of
+    non-empty cell answers, of known answers and rewards of each extra, and its provenance fields."""
+    held = {"cells": table.rewards.size, "answers": 0 if table.answers is None else int((table.answers != "").sum())}
+    for name, extra in table.extras.items():
+        for f in ("answers", "rewards"):
+            if isinstance(extra.get(f), list):
+                held[f"extra {name} {f}"] = sum(v is not None for v in extra[f])
+    held["provenance"] = _provenance_fields(table.provenance)
+    return held
+
+
+def lost_holdings(old: RewardTable, new: RewardTable) -> list[str]:
+    """What ``new`` holds less of than ``old`` (empty when nothing is lost): each a phrase naming the count or the
+    provenance fields lost. A resume or a rerun must never write a table that holds less than the file it replaces."""
+    a, b = table_holdings(old), table_holdings(new)
+    lost = [f"{k} {a[k]:,} -> {b.get(k, 0):,}" for k in a if k != "provenance" and b.get(k, 0) < a[k]]
+    if a["provenance"] - b["provenance"]:
+        lost.append(f"provenance fields {sorted(a['provenance'] - b['provenance'])} missing")
+    return lost
 
 
 class EngineOracle:

@@ -238,7 +238,7 @@ def main(argv=None) -> int:
     from .reasoners.registry import REASONERS
     from .validation import positive_int
 
-    ap = argparse.ArgumentParser(prog="python -m fgpo_lib.scaling", description=main.__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m fgpo_lib.scaling", allow_abbrev=False, description=main.__doc__.split("\n")[0])
     ap.add_argument("--benchmark", required=True, choices=list(BENCHMARKS))
     ap.add_argument("--reasoner", required=True, choices=list(REASONERS))
     ap.add_argument("--questions", type=positive_int, default=None, help="a task-stratified sample (default: all)")

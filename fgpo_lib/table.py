@@ -240,6 +240,8 @@ class RewardTable:
     def save(self, path: str | Path) -> Path:
         """Write the ``.npz`` format (module doc). Writes to a temporary file first, then renames."""
         path = Path(path)
+        if path.is_dir():
+            raise RewardTableError(f"{path}: is a directory; give a file path for the table")
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp.npz")
         arrays = {"rewards": self.rewards, "meta": np.array(json.dumps(self._meta(), sort_keys=True))}
@@ -247,8 +249,11 @@ class RewardTable:
             arrays["answers"] = self.answers
         if self.seconds is not None:
             arrays["seconds"] = self.seconds
-        np.savez_compressed(tmp, **arrays)
-        tmp.replace(path)
+        try:
+            np.savez_compressed(tmp, **arrays)
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)  # no stray temporary file, whatever failed
         return path
 
     @classmethod
@@ -270,7 +275,10 @@ class RewardTable:
         except RewardTableError:
             raise
         except Exception as exc:  # zipfile, pickle, JSON errors
-            raise RewardTableError(f"{path}: cannot read as an fgpo .npz reward table: {exc}") from exc
+            if "pickle" in str(exc).lower() or isinstance(exc, (OSError, EOFError)) and "zip" not in str(exc).lower():
+                exc = "not a NumPy .npz archive (an fgpo table is written by `fgpo precompute` or RewardTable.save)"
+            raise RewardTableError(f"{path}: cannot read as an fgpo .npz reward table: {exc}") from None
+        _check_meta(meta, rewards, answers, seconds, path)
         if meta.get("format") != FORMAT_NAME or meta.get("version") != FORMAT_VERSION:
             raise RewardTableError(f"{path}: format {meta.get('format')!r} version {meta.get('version')!r}, expected {FORMAT_NAME!r} version {FORMAT_VERSION}")
         try:
@@ -342,12 +350,15 @@ class RewardTable:
         for col in ("question_id", "tools", "reward"):
             if col not in df.columns:
                 raise RewardTableError(f"{name}: missing column {col!r} (found {list(df.columns)})")
-        tools_col = df["tools"].astype(str).str.strip().tolist()
+        if df.empty:
+            raise RewardTableError(f"{name}: no rows; a long table needs one row per (question, subset) cell: question_id,tools,reward")
+        tools_col = df["tools"].where(df["tools"].notna(), "").astype(str).str.strip().tolist()  # NaN: the empty subset
         split_names = {lbl: [p.strip() for p in lbl.split("+")] if lbl else [] for lbl in set(tools_col)}
         for r, lbl in enumerate(tools_col, start=1):
             if "" in split_names[lbl]:
                 raise RewardTableError(f"{name}: row {r}, column 'tools': empty tool name in {lbl!r} (tools are '+'-joined names; '' alone is the empty subset)")
-        if tool_names is None:
+        inferred = tool_names is None
+        if inferred:
             tool_names = sorted({t for parts in split_names.values() for t in parts})
         known = set(tool_names)
         for r, lbl in enumerate(tools_col, start=1):
@@ -389,9 +400,15 @@ class RewardTable:
         missing = np.argwhere(first_row == 0)
         if len(missing):
             i, s = missing[0]
+            hint = ""
+            if inferred:  # a misspelt tool makes a space too large for the rows: name the rarest tools
+                rows_of = {t: sum(t in split_names[lbl] for lbl in tools_col) for t in tool_names}
+                rare = [t for t in tool_names if rows_of[t] < max(rows_of.values())]
+                hint = f"; the tools were taken from the file ({', '.join(f'{t!r} in {rows_of[t]} rows' for t in tool_names)})" + (
+                    f": is {rare[0]!r} a misspelt or unknown tool? Pass tool_names to name the tools" if rare else "")
             raise RewardTableError(
                 f"{name}: missing cell: no row for question {q_order[i]!r} with tools {space.label(s)!r} "
-                f"(columns 'question_id','tools'); {len(missing)} cells missing in all, every question needs all {space.n_subsets} subsets"
+                f"(columns 'question_id','tools'); {len(missing)} cells missing in all, every question needs all {space.n_subsets} subsets{hint}"
             )
         per_q = {}
         for col in ("question", "task", "split"):
@@ -414,6 +431,44 @@ class RewardTable:
             f"RewardTable({self.n_questions} questions ({n_train} train), {self.n_subsets} subsets of tools "
             f"{list(self.tool_names)}, mean reward {self.rewards.mean():.3f})"
         )
+
+
+def _is_list_of(value, kinds, nullable: bool = False) -> bool:
+    return (nullable and value is None) or (isinstance(value, list) and all(isinstance(v, kinds) and not isinstance(v, bool) for v in value))
+
+
+def _check_meta(meta, rewards: np.ndarray, answers, seconds, path: Path) -> None:
+    """The ``.npz`` format's schema (module doc), checked before anything is built from it: every field of the right
+    JSON type, every array of a real (or text) dtype. Raises :class:`RewardTableError` naming the file and field."""
+    def bad(field: str, want: str, got) -> RewardTableError:
+        return RewardTableError(f"{path}: meta field {field!r} must be {want}, got {type(got).__name__} {str(got)[:60]!r}")
+
+    if not isinstance(meta, dict):
+        raise RewardTableError(f"{path}: meta must be a JSON object, got {type(meta).__name__}")
+    space = meta.get("space")
+    if not isinstance(space, dict):
+        raise bad("space", "an object {n_tools, max_size, min_size, tool_names}", space)
+    for k in ("n_tools", "max_size", "min_size"):
+        if k in space and (not isinstance(space[k], int) or isinstance(space[k], bool)):
+            raise bad(f"space.{k}", "an integer", space[k])
+    if not _is_list_of(space.get("tool_names"), str, nullable=True):
+        raise bad("space.tool_names", "a list of tool names", space.get("tool_names"))
+    checks = (("question_ids", (str, int), False, "a list of ids"), ("questions", str, True, "a list of texts or null"),
+              ("tasks", str, True, "a list of task labels or null"), ("split", str, False, "a list of 'train'/'test'"))
+    for name, kinds, nullable, want in checks:
+        if not _is_list_of(meta.get(name), kinds, nullable):
+            raise bad(name, want, meta.get(name))
+    rr = meta.get("reward_range")
+    if not (_is_list_of(rr, (int, float)) and len(rr) == 2 and all(np.isfinite(rr))):
+        raise bad("reward_range", "[lo, hi], two finite numbers", rr)
+    if not isinstance(meta.get("provenance", {}), dict):
+        raise bad("provenance", "an object", meta.get("provenance"))
+    if not isinstance(meta.get("extras") or {}, dict):
+        raise bad("extras", "an object", meta.get("extras"))
+    for name, arr, kinds in (("rewards", rewards, "biuf"), ("seconds", seconds, "biuf"), ("answers", answers, "U")):
+        if arr is not None and arr.dtype.kind not in kinds:
+            want = "text" if kinds == "U" else "real numbers"
+            raise RewardTableError(f"{path}: entry {name!r} must hold {want}, found dtype {arr.dtype}")
 
 
 def extra_scores(extra: dict) -> np.ndarray:

@@ -46,7 +46,7 @@ from .oracle import RewardOracle, TableOracle
 from .policy import SubsetPolicy
 from .rewards import RewardSpec
 from .table import RewardTable
-from .validation import check_ranges
+from .validation import MAX_GROUP, MAX_HIDDEN, MAX_QUESTIONS, MAX_SEED, MAX_STEPS, check_ranges
 
 #: the sampled estimators of the scaling chapter: method -> its surrogate, built from a TrainConfig
 SAMPLED = {
@@ -99,7 +99,8 @@ class TrainConfig:
     us: UnorderedSetConfig = field(default_factory=UnorderedSetConfig)
     """Unordered-set estimator settings."""
 
-    RANGES = {"seed": (0, None), "steps": (0, None), "lr": (0, None), "batch_questions": (0, None), "group_size": (2, None), "hidden": (0, None), "eval_every": (1, None)}
+    RANGES = {"seed": (0, MAX_SEED), "steps": (0, MAX_STEPS), "lr": (0, None), "batch_questions": (0, MAX_QUESTIONS), "group_size": (2, MAX_GROUP),
+              "hidden": (0, MAX_HIDDEN), "eval_every": (1, MAX_STEPS)}
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:

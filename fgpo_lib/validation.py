@@ -9,7 +9,18 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from numbers import Real
+from pathlib import Path
+
+
+#: documented upper bounds of counts, checked before anything is allocated (a typo such as --steps 10000000000000
+#: would otherwise end in a memory error or an overflow deep inside numpy, torch or tqdm)
+MAX_SEED = 2**32 - 1
+MAX_STEPS = 1_000_000
+MAX_GROUP = 4096
+MAX_HIDDEN = 65_536
+MAX_QUESTIONS = 10_000_000
 
 
 def check_range(name: str, value, lo: float | None = None, hi: float | None = None) -> None:
@@ -60,11 +71,61 @@ def _ranged(kind, lo: float | None, hi: float | None = None, what: str = ""):
 positive_int = _ranged(int, 1, what="an integer >= 1")
 positive_float = _ranged(float, 1e-12, what="a number > 0")
 nonneg_int = _ranged(int, 0, what="an integer >= 0")
+seed_int = _ranged(int, 0, MAX_SEED, what=f"a seed, an integer from 0 to {MAX_SEED}")
+question_count = _ranged(int, 1, MAX_QUESTIONS, what=f"a number of questions from 1 to {MAX_QUESTIONS:,}")
 
 
 def int_list(text: str) -> list[int]:
-    """argparse type: a comma-separated list of integers >= 0, at least one."""
+    """argparse type: a comma-separated list of distinct seeds (integers from 0 to ``MAX_SEED``), at least one."""
     items = [t.strip() for t in text.split(",") if t.strip()]
     if not items:
         raise argparse.ArgumentTypeError(f"expected a comma-separated list of integers >= 0, got {text!r}")
-    return [nonneg_int(t) for t in items]
+    values = [seed_int(t) for t in items]
+    dup = next((v for i, v in enumerate(values) if v in values[:i]), None)
+    if dup is not None:
+        raise argparse.ArgumentTypeError(f"seed {dup} appears twice in {text!r}; each seed counts once")
+    return values
+
+
+def check_output_path(flag: str, path: str | os.PathLike) -> Path:
+    """The output file of ``flag``, checked before any compute: not empty, not a directory, its folder a folder (or
+    creatable: no part of it a regular file) that this process may write. Raises ``ValueError`` naming the flag."""
+    text = str(path)
+    if not text.strip():
+        raise ValueError(f"{flag}: the output path is empty; give a file name such as run.json")
+    out = Path(text)
+    if out.is_dir():
+        raise ValueError(f"{flag} {text}: is a directory; give a file path inside it")
+    parent = out.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ValueError(f"{flag} {text}: {parent} is a file, not a folder, so nothing can be written under it")
+    if not os.access(parent, os.W_OK | os.X_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise ValueError(f"{flag} {text}: not writable here ({out if out.exists() else parent} is read-only)")
+    return out
+
+
+def workers_count(text: str) -> int:
+    """argparse type: local worker processes, 1 to the machine's CPU count (each runs a whole reasoner; more only
+    contend for the same cores, and thousands of forks exhaust a process limit)."""
+    n = positive_int(text)
+    cpus = os.cpu_count() or 1
+    if n > cpus:
+        raise argparse.ArgumentTypeError(f"at most {cpus} local processes on this machine (its CPU count), got {n}")
+    return n
+
+
+def field_docs(cls) -> dict[str, str]:
+    """The docstring under each field of a dataclass (a string literal right after its annotation), read from its
+    source with :mod:`ast`: the command line's ``--help`` of a config field is its docstring, written once."""
+    import ast
+    import inspect
+    import textwrap
+
+    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
+    docs = {}
+    for node, after in zip(body, body[1:]):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str):
+            docs[node.target.id] = " ".join(after.value.value.split())
+    return docs

@@ -39,7 +39,7 @@ def _spec_and_reasoner(table: RewardTable, reasoner: Reasoner | None) -> tuple[P
             raise ValueError(f"table provenance has no {k!r}: it was not made by fgpo precompute")
     if prov["tools_version"] != library_tools_version(table.tool_names):
         raise ValueError(f"table tools version {prov['tools_version']} differs from this code's {library_tools_version(table.tool_names)}")
-    spec = PrecomputeSpec(prov["benchmark"], prov["reasoner"], prov.get("reasoner_kwargs") or {}, int(prov.get("max_size", 4)), tools=table.tool_names)
+    spec = table_spec(table)
     reasoner = reasoner or table_reasoner(table)
     fp = reasoner.fingerprint()
     if fp["model_sha256"] != prov.get("model_sha256") or fp["prompt_sha256"] != prov.get("prompt_sha256"):
@@ -55,6 +55,19 @@ def verify_table(table: RewardTable, sample: int, seed: int = 0, reasoner: Reaso
     Raises ``ValueError`` for a table whose tools version, model file or prompt differs from this code's.
     """
     spec, reasoner = _spec_and_reasoner(table, reasoner)
+    return rederive_cells(table, spec, reasoner, sample, seed)
+
+
+def table_spec(table: RewardTable) -> PrecomputeSpec:
+    """The precompute spec of ``table`` (its benchmark, reasoner, settings, sizes and library) from its provenance."""
+    prov = table.provenance
+    return PrecomputeSpec(prov["benchmark"], prov["reasoner"], prov.get("reasoner_kwargs") or {}, int(prov.get("max_size", 4)), tools=table.tool_names)
+
+
+def rederive_cells(table: RewardTable, spec: PrecomputeSpec, reasoner: Reasoner, sample: int, seed: int = 0) -> dict:
+    """:func:`verify_table`'s comparison without its provenance checks: ``sample`` random cells of ``table``
+    evaluated by ``reasoner`` under ``spec``. Only a negative control calls it directly, with a reasoner the table
+    was *not* made with, to show what the check catches."""
     questions = {q.qid: q for q in load_benchmark(spec.benchmark)}
     rng = np.random.default_rng(seed)
     cells = rng.choice(table.n_questions * table.n_subsets, size=min(sample, table.n_questions * table.n_subsets), replace=False)
@@ -90,8 +103,9 @@ def verify_extras(table: RewardTable, sample: int, seed: int = 0, reasoner: Reas
     spec, reasoner = _spec_and_reasoner(table, reasoner)
     if "selection" in extras:
         made_with = str(extras["selection"].get("key_label", "")).split(":")[1:2]
-        if made_with != [selection_sha256()[:16]]:
-            raise ValueError(f"the table's selection calls used selection prompt {made_with[0] if made_with else '?'!r}, not this code's {selection_sha256()[:16]!r}")
+        mine = selection_sha256(spec.reasoner_kwargs.get("prompt", "genomics"))[:16]
+        if made_with != [mine]:
+            raise ValueError(f"the table's selection calls used selection prompt {made_with[0] if made_with else '?'!r}, not this code's {mine!r}")
     questions = {q.qid: q for q in load_benchmark(spec.benchmark)}
     rows = sorted(np.random.default_rng(seed).choice(table.n_questions, size=min(sample, table.n_questions), replace=False).tolist())
     compared = []  # (qid, extra name, table value, live value, whether they agree)

@@ -1,4 +1,4 @@
-"""The three built-in benchmarks, each a list of :class:`Question` with a fixed, versioned train/test split.
+"""The four built-in benchmarks, each a list of :class:`Question` with a fixed, versioned train/test split.
 
 * **GeneTuring**: the 450 questions of ``geneturing.json``, 9 tasks x 50.
 * **GeneHop**: the 100 questions of ``genehop.json`` whose calls were recorded: "Disease gene location" and "SNP gene
@@ -9,6 +9,9 @@
   alignment tasks and GeneHop's "sequence gene alias" task. Each sequence gets two of six question types in turn
   (GC content, length, frame-1 translation of the first 10 codons, longest ORF, restriction cut sites, reverse
   complement of the first 12 nt); every gold answer is computed by Biopython.
+* **GeneRegion** (the paper's form): 500 multiple-choice questions "which kind of region is this sequence?" over
+  real labelled GUE sequences, answered with four independent sequence tools of its own
+  (:mod:`fgpo_lib.genomics.generegion`, :mod:`fgpo_lib.genomics.region_tools`).
 
 Question ids are ``<benchmark>/<task slug>/<index>``; the split is :func:`fgpo_lib.table.stratified_split` by task
 with ``SPLIT_SEED`` and 30% test, and ``SPLIT_VERSION`` names it.
@@ -20,13 +23,16 @@ import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Callable
 
 from Bio.Seq import Seq
 
 from ..table import stratified_split
-from .ncbi_replay import DATA_DIR
-from .tools import ENZYMES, extract_sequence, gc_percent, longest_orf, restriction_sites
+from .generegion import DATA as REGION_DATA
+from .ncbi_replay import DATA_DIR, RESPONSES
+from .region_tools import REGION_TOOL_ORDER
+from .tools import ENZYMES, TOOL_ORDER, extract_sequence, gc_percent, longest_orf, restriction_sites
 
 SPLIT_VERSION = "v1"
 SPLIT_SEED = 20231
@@ -121,6 +127,17 @@ def geneseq() -> list[Question]:
     return _with_split(out)
 
 
+def generegion() -> list[Question]:
+    """The multiple-choice sequence benchmark of :mod:`fgpo_lib.genomics.generegion`, 500 questions, 3 tasks."""
+    from .generegion import FAMILIES, letter, question_text, question_windows
+
+    out, counts = [], dict.fromkeys((f.task for f in FAMILIES), 0)
+    for w in question_windows():  # a question's id numbers it within its task in question order, never its source row
+        out.append(Question(f"generegion/{slug(w.family)}/{counts[w.family]:03d}", "generegion", w.family, question_text(w.seq), letter(w.option)))
+        counts[w.family] += 1
+    return _with_split(out)
+
+
 @dataclass(frozen=True)
 class Benchmark:
     """One entry of the benchmark registry, :data:`BENCHMARKS`. Adding a benchmark means adding one entry.
@@ -130,13 +147,21 @@ class Benchmark:
         title: as the book writes it.
         load: returns the questions, with their split.
         library4: the benchmark's 4-tool library, chosen by the rule of :mod:`fgpo_lib.genomics.libraries` (a test
-            re-derives it).
+            re-derives it), or, for a benchmark built with exactly four tools, those four.
+        tools: the benchmark's whole library (the default of ``fgpo precompute``): the 8 NCBI and sequence tools, or
+            its own.
+        prompt: the prompt of generative reasoners (:data:`fgpo_lib.reasoners.prompts.PROMPTS`): its instructions
+            and worked examples.
+        data: the data files its questions and tools read (hashed into a table's provenance).
     """
 
     name: str
     title: str
     load: Callable[[], list[Question]]
     library4: tuple[str, ...]
+    tools: tuple[str, ...] = TOOL_ORDER
+    prompt: str = "genomics"
+    data: Callable[[], list[Path]] = lambda: [DATA_DIR / "geneturing.json", DATA_DIR / "genehop.json", RESPONSES]
 
 
 #: the benchmark registry: name -> entry. Lists, CLI choices and the study's settings derive from it.
@@ -146,6 +171,8 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("geneturing", "GeneTuring", geneturing, ("gene_search", "snp_lookup", "gene_record", "blast")),
         Benchmark("genehop", "GeneHop", genehop, ("gene_search", "snp_lookup", "disease_genes", "gene_record")),
         Benchmark("geneseq", "GeneSeq", geneseq, ("gene_search", "translate", "seq_stats", "restriction_map")),
+        Benchmark("generegion", "GeneRegion (multiple choice)", generegion, REGION_TOOL_ORDER, REGION_TOOL_ORDER, prompt="generegion",
+                  data=lambda: sorted(REGION_DATA.glob("*.csv.gz"))),
     )
 }
 

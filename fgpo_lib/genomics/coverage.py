@@ -5,7 +5,9 @@ under the task's rule (:mod:`fgpo_lib.genomics.scoring`), and *fully reachable* 
 answer type (:data:`fgpo_lib.genomics.scoring.ANSWER_TYPE`): the gold symbol, species name or sequence string as a
 word; ``chromosome N`` for a chromosome; for an alignment, ``chromosome N`` (0.5) and also ``start-end`` (full); for a
 list, one gold item (all of them for full); the gene's own record for a protein-coding question; the start of the
-gold text for a function.
+gold text for a function; for a multiple-choice question, the gold option's text among those a tool output names
+(full: named first, as ``knn`` names its plurality label first). A guess can score on a multiple-choice question
+without any evidence; coverage counts evidence only.
 
 Per task, :func:`coverage_table` reports the share reachable (and fully reachable) by some subset of at most
 ``max_size`` tools, by the best single tool, and by no subset.
@@ -21,7 +23,10 @@ from tqdm import tqdm
 from ..subsets import SubsetSpace
 from .benchmarks import Question, load_benchmark
 from .scoring import ANSWER_TYPE, SPECIES, normalize
-from .tools import TOOL_ORDER, candidate_names, make_tools, render_outputs, run_subset
+from .benchmarks import BENCHMARKS
+from .generegion import named_options
+from .tools import candidate_names, render_outputs, run_subset
+from .tools_extra import make_all_tools
 
 
 def _word(term: str, text: str) -> bool:
@@ -50,6 +55,9 @@ def reachable(q: Question, text: str, full: bool = False) -> bool:
         return all(found) if full else any(found)
     if kind == "number":
         return f"GC {gold}%" in text
+    if kind == "choice":
+        named = named_options(text)
+        return bool(named) and (named[0] == gold if full else gold in named)
     if kind == "integer":
         return (f"length {gold} nt" if q.task == "Sequence length" else f"longest ORF (forward, ATG to stop): {gold} codons") in text
     if kind == "enzymes":
@@ -62,7 +70,7 @@ def reachable(q: Question, text: str, full: bool = False) -> bool:
 
 def reachability(questions: list[Question], space: SubsetSpace, progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Two ``(n_questions, n_subsets)`` boolean DataFrames: reachable, and fully reachable, from each subset's outputs."""
-    tools = make_tools()
+    tools = make_all_tools()
     some, full = [], []
     for q in tqdm(questions, desc="coverage", disable=not progress):
         cache: dict = {}
@@ -74,11 +82,15 @@ def reachability(questions: list[Question], space: SubsetSpace, progress: bool =
 
 
 def coverage_table(benchmark: str, max_size: int = 4, progress: bool = False) -> pd.DataFrame:
-    """Per task and overall: questions, % reachable by some subset, best single tool and its %, % by no subset."""
+    """Per task and overall: questions, % reachable by some subset, best single tool and its %, the best subset and
+    its % (a task may need a combination: gene_record reads the ids that gene_search finds), % by no subset."""
+    if max_size < 1:
+        raise ValueError(f"--max-size {max_size}: coverage compares single tools and subsets, so it needs --max-size of at least 1")
     questions = load_benchmark(benchmark)
-    space = SubsetSpace(len(TOOL_ORDER), max_size=max_size, tool_names=TOOL_ORDER)
+    library = BENCHMARKS[benchmark].tools
+    space = SubsetSpace(len(library), max_size=min(max_size, len(library)), tool_names=library)
     reach, full = reachability(questions, space, progress)
-    singles = [space.label(space.index_of([t])) for t in TOOL_ORDER]
+    singles = [space.label(space.index_of([t])) for t in library]
     tasks = pd.Series([q.task for q in questions], index=reach.index)
     rows = []
     for task, idx in list(tasks.groupby(tasks, sort=False).groups.items()) + [("all", reach.index)]:
@@ -90,8 +102,10 @@ def coverage_table(benchmark: str, max_size: int = 4, progress: bool = False) ->
                 "questions": len(r),
                 "reachable_%": 100 * r.any(axis=1).mean(),
                 "fully_reachable_%": 100 * full.loc[idx].any(axis=1).mean(),
-                "best_single_tool": single.idxmax() if single.max() > 0 else "none",
+                "best_single_tool": single.idxmax() if single.max() > 0 else "no tool alone",
                 "best_single_tool_%": 100 * single.max(),
+                "best_subset": r.mean().idxmax() or "(no tool)",
+                "best_subset_%": 100 * r.mean().max(),
                 "no_subset_%": 100 * (~r.any(axis=1)).mean(),
             }
         )

@@ -23,11 +23,12 @@ import numpy as np
 from ..subsets import SubsetSpace
 from ..table import RewardTable
 from .benchmarks import BENCHMARKS
+from .region_tools import REGION_TOOL_ORDER
 from .tools import TOOL_ORDER
 from .tools_extra import EXTRA_TOOL_ORDER
 
-#: every tool, in canonical order: the 8, then the 12 of :mod:`fgpo_lib.genomics.tools_extra`
-ALL_TOOL_ORDER = TOOL_ORDER + EXTRA_TOOL_ORDER
+#: every tool, in canonical order: the 8, the 12 of :mod:`fgpo_lib.genomics.tools_extra`, then GeneRegion's 4
+ALL_TOOL_ORDER = TOOL_ORDER + EXTRA_TOOL_ORDER + REGION_TOOL_ORDER
 
 #: benchmark -> its 4-tool library, in canonical tool order (the rule above, applied to the records reader's tables)
 LIBRARIES: dict[str, tuple[str, ...]] = {name: b.library4 for name, b in BENCHMARKS.items()}

@@ -1,4 +1,4 @@
-"""Scoring for GeneTuring, GeneHop and GeneSeq, with an answer extractor for free-text reasoner answers.
+"""Scoring for GeneTuring, GeneHop, GeneSeq and GeneRegion, with an answer extractor for free-text reasoner answers.
 
 Two rule sets, by name (:data:`RULES`):
 
@@ -17,7 +17,8 @@ For tasks GeneGPT does not evaluate, both rule sets use ours.
 
 Our own decisions where GeneGPT gives no rule: "SNP gene function" (free text) scores the token F1 between the
 prediction and the gold description; GeneSeq scores exact match of the extracted answer, except GC content, which
-accepts an absolute error of at most 0.05 percentage points (the gold is rounded to one decimal).
+accepts an absolute error of at most 0.05 percentage points (the gold is rounded to one decimal). GeneRegion is
+multiple choice and scores 1 for the gold letter, 0 otherwise, after :func:`extract_choice`.
 
 :func:`extract_answer` turns free text into the answer form of the task first: ``"The official gene symbol of LMP10
 is PSMB10."`` -> ``PSMB10``, ``"Answer: Homo sapiens"`` -> ``human``.
@@ -28,6 +29,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from .generegion import FAMILIES, LETTERS, OPTIONS
 from .tools import ENZYMES
 
 ANSWER_TYPE = {
@@ -49,6 +51,28 @@ ANSWER_TYPE = {
     "Reverse complement": "dna",
     "Restriction sites": "enzymes",
 }
+
+ANSWER_TYPE.update({f.task: "choice" for f in FAMILIES})
+
+
+def extract_choice(text: str) -> str:
+    """The option letter of a multiple-choice answer (GeneRegion's :data:`~fgpo_lib.genomics.generegion.OPTIONS`),
+    from the answer part (after the last ``Answer:``, its first non-empty line):
+
+    1. if it contains the text of exactly one option (case-insensitive), that option's letter ("A splice donor"
+       is (B): a leading "A" may be an article);
+    2. else a letter A-E standing alone at its start, optionally after "option" and in brackets: ``B``, ``(B)``,
+       ``B)``, ``B.``, ``Option B: ...``;
+    3. else ``''`` (no answer, or two option texts): scored 0.
+    """
+    part = _answer_part(text)
+    low = part.lower()
+    named = [letter for letter, option in zip(LETTERS, OPTIONS) if option in low]
+    if len(named) == 1:
+        return named[0]
+    m = re.match(r"\s*(?:option\s*)?[\(\[]?([A-E])(?:[\)\]\.:,]|\s|$)", part, re.I)
+    return m.group(1).upper() if m else ""
+
 
 #: GeneTuring's species words and the names a reasoner or BLAST hit may use for them.
 SPECIES = {
@@ -99,6 +123,8 @@ def _symbol(text: str) -> str:
 def extract_answer(text: str, task: str) -> str:
     """The answer in the task's form (see the module doc); '' when nothing of that form is found."""
     kind = ANSWER_TYPE.get(task, "text")
+    if kind == "choice":
+        return extract_choice(text)
     part = _answer_part(text)
     if kind == "symbol":
         return _symbol(part)

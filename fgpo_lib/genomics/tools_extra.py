@@ -216,7 +216,9 @@ EXTRA_TOOL_ORDER = tuple(c.name for c in EXTRA_TOOL_CLASSES)
 
 
 def make_all_tools(replay=None) -> list[Tool]:
-    """The 8 tools, then the 12, in canonical order, sharing one replay index (the larger libraries' registry)."""
+    """Every tool in canonical order: the 8, the 12, then GeneRegion's 4 (:mod:`fgpo_lib.genomics.region_tools`),
+    sharing one replay index (the registry of every library)."""
+    from .region_tools import REGION_TOOL_CLASSES
     from .tools import TOOL_CLASSES
 
-    return [cls(replay) for cls in (*TOOL_CLASSES, *EXTRA_TOOL_CLASSES)]
+    return [cls(replay) for cls in (*TOOL_CLASSES, *EXTRA_TOOL_CLASSES, *REGION_TOOL_CLASSES)]

@@ -10,6 +10,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from ..genomics.generegion import named_options
 from ..genomics.scoring import SPECIES
 
 PROMPT_VERSION = "genomics-v1"
@@ -80,6 +81,7 @@ class Reasoner:
 
 # --- what the question asks for ---------------------------------------------------------------------------------------
 _KIND_PATTERNS = (
+    (r"which kind of region is this", "choice"),
     (r"official gene symbol|convert .* to official", "symbol"),
     (r"which gene is snp", "symbol"),
     (r"aliases of the gene", "gene_list"),
@@ -132,6 +134,8 @@ def candidates(kind: str, segment: str, question: str) -> list[str]:
     if kind in ("symbol", "gene_list"):
         qwords = set(re.findall(r"[\w\-\.]+", question.upper()))
         return [g for g in dict.fromkeys(_GENE.findall(segment)) if g not in qwords and not g.startswith(("NC_", "NM_", "GRCH", "RS")) and not re.fullmatch(r"[ACGT]+|\d+", g)]
+    if kind == "choice":  # the options a tool output names, as letters (knn: most votes first)
+        return named_options(segment)
     if kind == "chromosome":
         return [f"chr{c}" for c in dict.fromkeys(re.findall(r"\bchromosome (\d{1,2}|X|Y|MT)\b", segment))]
     if kind == "species":

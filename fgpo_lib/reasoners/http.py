@@ -18,28 +18,34 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 from .base import Reasoner, ReasonerError
-from .llm import demonstrations, raw_prompt, template_with_demos
-from .selection import SELECTION_SYSTEM, render_selection_user, selection_demos, selection_raw
+from .llm import raw_prompt
+from .prompts import check_prompt, demonstrations, template
+from .selection import render_selection_user, selection_demos, selection_raw
 
 
 class OpenAIHTTPReasoner(Reasoner):
     """Args: base_url (e.g. ``http://127.0.0.1:8000``), model (the server's model name), timeout in seconds per
-    request, retries, backoff, concurrency, api_key (sent as a Bearer token if given), chat, max_tokens."""
+    request, retries, backoff, concurrency, api_key (sent as a Bearer token if given), chat, max_tokens, prompt (the
+    prompt's name, :data:`fgpo_lib.reasoners.prompts.PROMPTS`)."""
 
     name = "openai-http"
 
-    def __init__(self, base_url: str, model: str = "default", timeout: float = 60.0, retries: int = 3, backoff: float = 0.5, concurrency: int = 4, api_key: str | None = None, chat: bool = True, max_tokens: int = 24) -> None:
+    def __init__(self, base_url: str, model: str = "default", timeout: float = 60.0, retries: int = 3, backoff: float = 0.5, concurrency: int = 4, api_key: str | None = None, chat: bool = True, max_tokens: int = 24, prompt: str = "genomics") -> None:
         self.base_url = base_url.rstrip("/")
         self.model, self.timeout, self.retries, self.backoff = model, timeout, retries, backoff
         self.concurrency, self.api_key, self.chat, self.max_tokens = concurrency, api_key, chat, max_tokens
-        self.template = template_with_demos()
+        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"reasoner 'openai-http': base_url must be an http(s) URL such as 'http://127.0.0.1:8000', got {base_url!r}")
+        self.prompt_name = prompt
+        self.template = template(prompt)
+        self.demos = demonstrations(prompt)
 
     def _payload(self, question: str, tool_outputs: list[str]) -> tuple[str, dict]:
         common = {"model": self.model, "temperature": 0.0, "max_tokens": self.max_tokens, "stop": ["\n"]}
         if not self.chat:
             return "/v1/completions", {**common, "prompt": raw_prompt(self.template, question, tool_outputs)}
         messages = [{"role": "system", "content": self.template.system}]
-        for q, o, a in demonstrations():
+        for q, o, a in self.demos:
             messages += [{"role": "user", "content": self.template.render_user(q, [o])}, {"role": "assistant", "content": a}]
         messages.append({"role": "user", "content": self.template.render_user(question, tool_outputs)})
         return "/v1/chat/completions", {**common, "messages": messages}
@@ -80,9 +86,9 @@ class OpenAIHTTPReasoner(Reasoner):
         """The selection call (:mod:`fgpo_lib.reasoners.selection`): the same prompt as the local LLMs'."""
         common = {"model": self.model, "temperature": 0.0, "max_tokens": 32, "stop": ["\n"]}
         if not self.chat:
-            return self._text("/v1/completions", {**common, "prompt": selection_raw(question, tools)})
-        messages = [{"role": "system", "content": SELECTION_SYSTEM}]
-        for user, reply in selection_demos(tools):
+            return self._text("/v1/completions", {**common, "prompt": selection_raw(question, tools, self.prompt_name)})
+        messages = [{"role": "system", "content": check_prompt(self.prompt_name).selection_system}]
+        for user, reply in selection_demos(tools, self.prompt_name):
             messages += [{"role": "user", "content": user}, {"role": "assistant", "content": reply}]
         messages.append({"role": "user", "content": render_selection_user(question, tools)})
         return self._text("/v1/chat/completions", {**common, "messages": messages})

@@ -27,6 +27,7 @@ from pathlib import Path
 from . import weights
 from .base import PromptTemplate, Reasoner, ReasonerError
 from .registry import REASONERS
+from .prompts import check_prompt, demonstrations, template
 from .selection import selection_chatml, selection_raw
 from .weights import smollm2_path  # noqa: F401  (re-exported: tests and benchmarks locate SmolLM2 here)
 
@@ -48,25 +49,6 @@ def file_sha256(path: Path) -> str:
     return _file_sha256(str(path), st.st_size, st.st_mtime)
 
 
-@lru_cache(maxsize=1)
-def demonstrations() -> tuple[tuple[str, str, str], ...]:
-    """Two worked examples ``(question, tool outputs, answer)`` from GeneTuring training questions and real tool outputs."""
-    from ..genomics.benchmarks import load_benchmark
-    from ..genomics.tools import make_tools, render_outputs, run_subset
-
-    tools = make_tools()
-    out = []
-    for task, subset in (("Gene alias", ("gene_search", "gene_record")), ("SNP location", ("snp_lookup",))):
-        q = next(q for q in load_benchmark("geneturing") if q.task == task and q.split == "train")
-        out.append((q.text, render_outputs(run_subset(tools, subset, q.text)), str(q.answer)))
-    return tuple(out)
-
-
-def template_with_demos(version: str = "genomics-v1-fewshot2") -> PromptTemplate:
-    demos = "\n\n".join(f"Question: {q}\nTool outputs:\n{o}\nAnswer: {a}" for q, o, a in demonstrations())
-    return PromptTemplate(version=version, example_block=demos)
-
-
 def shared_prefix(a: list[int], b: list[int]) -> int:
     """Length of the common prefix of two token lists."""
     n = 0
@@ -77,10 +59,10 @@ def shared_prefix(a: list[int], b: list[int]) -> int:
     return n
 
 
-def chatml_prompt(template: PromptTemplate, question: str, tool_outputs: list[str]) -> str:
-    """SmolLM2's ChatML, with the demonstrations as earlier turns."""
+def chatml_prompt(template: PromptTemplate, question: str, tool_outputs: list[str], demos: tuple = ()) -> str:
+    """ChatML, with the demonstrations (``(question, outputs, answer)``, default the genomics prompt's) as earlier turns."""
     parts = [f"<|im_start|>system\n{template.system}<|im_end|>\n"]
-    for q, o, a in demonstrations():
+    for q, o, a in demos or demonstrations():
         parts.append(f"<|im_start|>user\n{template.render_user(q, [o])}<|im_end|>\n<|im_start|>assistant\n{a}<|im_end|>\n")
     parts.append(f"<|im_start|>user\n{template.render_user(question, tool_outputs)}<|im_end|>\n<|im_start|>assistant\n")
     return "".join(parts)
@@ -89,6 +71,14 @@ def chatml_prompt(template: PromptTemplate, question: str, tool_outputs: list[st
 def raw_prompt(template: PromptTemplate, question: str, tool_outputs: list[str]) -> str:
     """A base model's prompt: instructions, the demonstrations, then this question."""
     return f"{template.system}\n\n{template.example_block}\n\n{template.render_user(question, tool_outputs)}"
+
+
+def llama_backend() -> dict:
+    """llama.cpp's version and the instruction sets it was built with, which change its arithmetic
+    (:func:`fgpo_lib.crossbuild.build_name` names the build from them)."""
+    import llama_cpp
+
+    return {"llama_cpp_python": llama_cpp.__version__, "system_info": llama_cpp.llama_print_system_info().decode().strip(" |")}
 
 
 class LlamaCppReasoner(Reasoner):
@@ -100,11 +90,13 @@ class LlamaCppReasoner(Reasoner):
         chat: ChatML prompt (instruction models) or raw prompt (base models); built-ins set it.
         n_ctx, n_threads, n_batch: llama.cpp context size, CPU threads, prompt batch.
         max_tokens: answer length cap.
+        prompt: the prompt's name (:data:`fgpo_lib.reasoners.prompts.PROMPTS`): instructions and worked examples;
+            a benchmark sets its own through the precompute engine.
         reuse_prefix: keep llama.cpp's KV cache between calls (True), or reset it before each call (naive prompting,
             for measuring what reuse saves).
     """
 
-    def __init__(self, model: str | None = "smollm2-135m", model_path: str | Path | None = None, chat: bool | None = None, n_ctx: int = 4096, n_threads: int = 2, n_batch: int = 512, max_tokens: int = 16, reuse_prefix: bool = True) -> None:
+    def __init__(self, model: str | None = "smollm2-135m", model_path: str | Path | None = None, chat: bool | None = None, n_ctx: int = 4096, n_threads: int = 2, n_batch: int = 512, max_tokens: int = 16, reuse_prefix: bool = True, prompt: str = "genomics") -> None:
         if model_path is None:
             if model not in BUILTIN_MODELS:
                 raise ValueError(f"unknown model {model!r}; built-in: {', '.join(BUILTIN_MODELS)}, or pass model_path")
@@ -115,7 +107,10 @@ class LlamaCppReasoner(Reasoner):
         self.model_path = Path(model_path)
         self.chat = bool(chat)
         self.max_tokens = max_tokens
-        self.template = template_with_demos()
+        check_prompt(prompt)
+        self.prompt_name = prompt
+        self.template = template(prompt)
+        self.demos = demonstrations(prompt)
         if not self.model_path.is_file():
             raise ReasonerError(f"model file {self.model_path} does not exist")
         weights.gguf_header(self.model_path)  # a clear error for a file that is not GGUF, before llama.cpp sees it
@@ -134,7 +129,9 @@ class LlamaCppReasoner(Reasoner):
         self._last: list[int] = []
 
     def prompt(self, question: str, tool_outputs: list[str]) -> str:
-        return (chatml_prompt if self.chat else raw_prompt)(self.template, question, tool_outputs)
+        if self.chat:
+            return chatml_prompt(self.template, question, tool_outputs, self.demos)
+        return raw_prompt(self.template, question, tool_outputs)
 
     def tokens(self, question: str, tool_outputs: list[str]) -> list[int]:
         return self.llm.tokenize(self.prompt(question, tool_outputs).encode(), add_bos=True, special=True)
@@ -170,14 +167,12 @@ class LlamaCppReasoner(Reasoner):
     def select_tools(self, question: str, tools: list[tuple[str, str]]) -> str:
         """The selection call (:mod:`fgpo_lib.reasoners.selection`), greedy, at most 32 tokens."""
         self._last = []  # a different prompt family: no prefix to share with the answer prompts
-        return self._complete((selection_chatml if self.chat else selection_raw)(question, tools), 32)
+        return self._complete((selection_chatml if self.chat else selection_raw)(question, tools, self.prompt_name), 32)
 
     def backend(self) -> dict:
-        """The runtime that computed the answers: llama.cpp's version and the instruction sets it was built with,
-        which change its arithmetic (recorded in a table's provenance; not part of the cell key)."""
-        import llama_cpp
-
-        return {"llama_cpp_python": llama_cpp.__version__, "system_info": llama_cpp.llama_print_system_info().decode().strip(" |")}
+        """The runtime that computed the answers (:func:`llama_backend`; recorded in a table's provenance, not part
+        of the cell key)."""
+        return llama_backend()
 
     def fingerprint(self) -> dict:
         return {"reasoner": self.name, "model_sha256": self.model_sha256, "prompt_sha256": self.template.sha256 + ("-chatml" if self.chat else "-raw"), "reasoner_version": f"llama.cpp greedy max_tokens={self.max_tokens}"}

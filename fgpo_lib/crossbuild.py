@@ -1,0 +1,170 @@
+"""Cross-build agreement: how well a committed LLM table's cells re-derive under another llama.cpp build.
+
+llama.cpp's arithmetic follows the kernels it was compiled with. A table made by an AVX-512 build and re-derived by
+the portable x86-64-v3 build (AVX2, FMA, F16C, BMI2: what ``make setup`` compiles on every x86-64 machine) can differ
+where greedy decoding meets a near-tie. This module names a build (:func:`build_name`), measures a table's
+agreement on a sample of its cells and extra cells (:func:`measure`, one JSON record per table under
+``records/crossbuild/``), and turns the measured rate into the live test's rule (:func:`agreement_rule`):
+
+* **same build** as the table: every re-derived cell must agree (greedy decoding is deterministic for one build,
+  one prompt and one evaluation order);
+* **another build**: at least ``k`` of ``n`` agree, where ``k`` is the 1% quantile of ``Binomial(n, p_lo)`` and
+  ``p_lo`` the lower end of the 95% Wilson interval of the rate measured for that table (pooled over every
+  measured table where the table has no record). A faithful table then fails with probability at most about 1%;
+  :func:`pass_probability` says how often a table corrupted in a share of its cells would still pass.
+
+Counts convention: ``agree`` of ``checked`` re-derived cells; rates in [0, 1].
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from .table import RewardTable
+
+RECORDS = Path(__file__).resolve().parents[1] / "records" / "crossbuild"
+#: the rule's tolerated chance that a faithful table fails, and the interval of the measured rate
+FALSE_ALARM = 0.01
+CONFIDENCE = 0.95
+
+
+def build_name(backend: dict | None) -> str:
+    """The kernel set a table's cells were computed with, from a reasoner's ``backend()`` (a table's
+    ``provenance.backend``): ``'avx512'``, ``'x86-64-v3'`` (the portable build), ``'other'``, or ``'none'``
+    (no llama.cpp: a reader's cells are plain Python and agree on every build)."""
+    info = (backend or {}).get("system_info")
+    if not info:
+        return "none"
+    flags = dict(re.findall(r"(\w+) = (\d)", info))
+    if flags.get("AVX512") == "1":
+        return "avx512"
+    if all(flags.get(f) == "1" for f in ("AVX2", "FMA", "F16C")) and not any(v == "1" for k, v in flags.items() if k.startswith(("AVX512", "AMX", "AVX_VNNI"))):
+        return "x86-64-v3"
+    return "other"
+
+
+def wilson_interval(agree: int, checked: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The Wilson score interval ``(lo, hi)`` of a rate ``agree / checked``; ``(0, 1)`` for no trial."""
+    if checked == 0:
+        return 0.0, 1.0
+    z = stats.norm.ppf(0.5 + confidence / 2)
+    p = agree / checked
+    centre = (p + z * z / (2 * checked)) / (1 + z * z / checked)
+    half = z * np.sqrt(p * (1 - p) / checked + z * z / (4 * checked * checked)) / (1 + z * z / checked)
+    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def measure(path: Path, cells: int = 100, extras: int = 20, seed: int = 1) -> dict:
+    """Re-derive ``cells`` random cells and the extra cells of ``extras`` random questions of the table at ``path``
+    with this machine's build, and return the record (module doc). ``seed`` differs from the live test's (0), so the
+    test's cells are not the ones the rule was measured on."""
+    from .verify import table_reasoner, verify_extras, verify_table
+
+    table = RewardTable.load(path)
+    reasoner = table_reasoner(table)
+    t0 = time.perf_counter()
+    res = verify_table(table, cells, seed, reasoner)
+    extra = verify_extras(table, extras, seed, reasoner)
+    return {
+        "table": Path(path).stem,
+        "table_sha256": file_sha256(path),
+        "reasoner": table.provenance.get("reasoner"),
+        "table_build": build_name(table.provenance.get("backend")),
+        "table_backend": table.provenance.get("backend"),
+        "live_build": build_name(reasoner.backend()),
+        "live_backend": reasoner.backend(),
+        "seed": seed,
+        "cells": {"checked": res["checked"], "agree": res["agree"], "interval": wilson_interval(res["agree"], res["checked"]), "disagreements": res["disagreements"]},
+        "extras": {"checked": extra["checked"], "agree": extra["agree"], "interval": wilson_interval(extra["agree"], extra["checked"]), "disagreements": extra["disagreements"]},
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def load_records(directory: Path = RECORDS) -> dict[str, dict]:
+    """The committed records by table stem."""
+    return {p.stem: json.loads(p.read_text()) for p in sorted(Path(directory).glob("*.json"))}
+
+
+def measured_rate(records: dict[str, dict], table: str | None, kind: str) -> tuple[int, int]:
+    """``(agree, checked)`` of ``kind`` (``'cells'`` or ``'extras'``) across builds: the table's own record, or all
+    records pooled where the table has none (or ``table`` is None)."""
+    chosen = [records[table]] if table in records else list(records.values())
+    chosen = [r for r in chosen if r["table_build"] != r["live_build"]]
+    return sum(r[kind]["agree"] for r in chosen), sum(r[kind]["checked"] for r in chosen)
+
+
+def agreement_rule(n: int, same_build: bool, agree: int = 0, checked: int = 0) -> int:
+    """The fewest of ``n`` re-derived cells that must agree (module doc): ``n`` on the same build; on another, the
+    ``FALSE_ALARM`` quantile of ``Binomial(n, p_lo)``, with ``p_lo`` the lower Wilson bound of the measured
+    ``agree / checked``."""
+    if same_build or n == 0:
+        return n
+    if checked == 0:
+        raise ValueError("no cross-build measurement to derive the rule from: run `fgpo cross-build` on the table first")
+    p_lo = wilson_interval(agree, checked)[0]
+    return int(stats.binom.ppf(FALSE_ALARM, n, p_lo))
+
+
+def pass_probability(n: int, k: int, agree_rate: float, corrupt_share: float) -> float:
+    """The chance that a table whose cells agree at ``agree_rate`` across builds, with a further ``corrupt_share``
+    of its cells wrong (each disagreeing), still passes the rule "at least ``k`` of ``n`` agree"."""
+    return float(stats.binom.sf(k - 1, n, agree_rate * (1 - corrupt_share)))
+
+
+#: the negative controls: a wrong part swapped into a table's re-derivation
+CONTROLS = ("model", "prompt")
+WRONG_SYSTEM_PROMPT = "You answer questions about genes. Reply with one short phrase."
+
+
+def wrong_reasoner(table: RewardTable, kind: str):
+    """The table's reasoner with one part wrong: ``'model'``, another built-in LLM (Gemma 3 for every table but
+    Gemma's, which gets SmolLM2), or ``'prompt'``, the table's model with another system prompt
+    (:data:`WRONG_SYSTEM_PROMPT`)."""
+    from dataclasses import replace
+
+    from .reasoners import make_reasoner
+    from .verify import table_reasoner
+
+    kwargs = table.provenance.get("reasoner_kwargs") or {}
+    if kind == "model":
+        return make_reasoner("smollm2-135m" if table.provenance["reasoner"] == "gemma3-270m" else "gemma3-270m", **kwargs)
+    if kind == "prompt":
+        reasoner = table_reasoner(table)
+        reasoner.template = replace(reasoner.template, system=WRONG_SYSTEM_PROMPT)
+        return reasoner
+    raise ValueError(f"unknown negative control {kind!r}; use one of {', '.join(CONTROLS)}")
+
+
+def negative_control(path: Path, kind: str, cells: int, seed: int = 0, records: dict | None = None) -> dict:
+    """Re-derive ``cells`` cells of the table at ``path`` with :func:`wrong_reasoner` and judge them by the live
+    test's cross-build rule: ``{"table", "control", "checked", "agree", "rule_k", "passes"}``. ``passes`` must be
+    False: a check that a wrong model or prompt passes would prove nothing."""
+    from .verify import rederive_cells, table_spec
+
+    table = RewardTable.load(path)
+    res = rederive_cells(table, table_spec(table), wrong_reasoner(table, kind), cells, seed)
+    records = load_records() if records is None else records
+    k = agreement_rule(res["checked"], False, *measured_rate(records, Path(path).stem, "cells"))
+    return {"table": Path(path).stem, "control": kind, "checked": res["checked"], "agree": res["agree"], "rule_k": k, "passes": res["agree"] >= k}
+
+
+def rule_for(path: Path, table: RewardTable, n: int, kind: str, live_backend: dict, records: dict | None = None) -> int:
+    """The live test's rule for ``n`` re-derived ``kind`` (``'cells'`` or ``'extras'``) of the table at ``path``:
+    exact on the table's own build; on another, from the table's record if it was measured on this very file, else
+    from every record pooled."""
+    records = load_records() if records is None else records
+    same = build_name(table.provenance.get("backend")) == build_name(live_backend)
+    own = records.get(Path(path).stem)
+    stem = Path(path).stem if own and own["table_sha256"] == file_sha256(path) else None
+    return agreement_rule(n, same, *measured_rate(records, stem, kind))
