@@ -18,7 +18,7 @@ LLAMA_avx512_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=O
 	-DGGML_AVX512=ON -DGGML_AVX512_VBMI=ON -DGGML_AVX512_VNNI=ON -DGGML_AVX512_BF16=ON -DLLAVA_BUILD=OFF
 LLAMA_CMAKE_ARGS ?= $(LLAMA_$(LLAMA_BUILD)_ARGS)
 
-.PHONY: setup test book bench clean-book
+.PHONY: setup test book bench clean-book print-llama-args
 
 setup: $(STAMP)
 
@@ -44,6 +44,11 @@ bench: setup
 	$(PY) benchmarks/bench_llm_backends.py
 	$(PY) benchmarks/bench_study.py
 	$(PY) benchmarks/bench_scaling.py
+	$(PY) benchmarks/bench_llama_builds.py
+
+# the flags of a build, for a second environment:  CMAKE_ARGS="$(make -s print-llama-args LLAMA_BUILD=avx512)" pip install ...
+print-llama-args:
+	@echo '$(LLAMA_CMAKE_ARGS)'
 
 clean-book:
 	rm -rf book/_build book/_generated

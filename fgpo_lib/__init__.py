@@ -1,7 +1,6 @@
 """fgpo: exact tool-subset policy optimization (FGPO) against sampled GRPO, over precomputed reward tables."""
 
-__version__ = "0.1.0"
-
+from ._version import __version__
 from .subsets import SubsetSpace, SubsetSpaceError  # noqa: E402
 from .table import RewardTable, RewardTableError  # noqa: E402
 from .policy import SubsetPolicy  # noqa: E402

@@ -395,12 +395,19 @@ def cmd_verify_table(args: argparse.Namespace) -> int:
 
 
 def cmd_cross_build(args: argparse.Namespace) -> int:
-    from .crossbuild import file_sha256, load_records, measure
+    from .crossbuild import CONTROLS, file_sha256, load_records, measure, negative_control
     from .reasoners.llm import llama_backend
 
     out_dir = Path(args.out_dir)
     done = load_records(out_dir) if out_dir.is_dir() else {}
     live = llama_backend()
+    if args.controls:
+        for path in map(Path, args.table):
+            for control in CONTROLS:
+                rec = negative_control(path, control, args.controls, args.seed, done)
+                _write_json(rec, str(out_dir / "controls" / f"{path.stem}__{control}.json"))
+                print(f"{path.stem}, wrong {control}: {rec['agree']}/{rec['checked']} agree; the rule asks {rec['rule_k']}: {'PASSES (the check is blind to it)' if rec['passes'] else 'fails, as it must'}", flush=True)
+        return 0
     for path in map(Path, args.table):
         old = done.get(path.stem)
         if old and old["table_sha256"] == file_sha256(path) and old["live_backend"] == live and old["cells"]["checked"] >= args.cells:
@@ -486,6 +493,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--extras", type=nonneg_int, default=20, help="questions whose extra cells (All-Tools, selection call) are re-derived (default 20)")
     p.add_argument("--seed", type=nonneg_int, default=1, help="sample seed (default 1; the live test uses 0)")
     p.add_argument("--out-dir", default="records/crossbuild", help="where the records go (default records/crossbuild); a table already measured with this build is skipped")
+    p.add_argument("--controls", type=nonneg_int, default=0, metavar="N", help="instead: the negative controls, N cells of each table re-derived with a wrong model and with a wrong prompt, judged by the live test's rule (records in OUT_DIR/controls/)")
     p.set_defaults(func=cmd_cross_build)
     p = sub.add_parser("plan", help="what a tool library costs: subsets, table memory, precompute time, the GRPO budget")
     p.add_argument("--tools", type=positive_int, required=True, help="number of tools N")

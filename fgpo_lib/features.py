@@ -68,7 +68,7 @@ class MiniLMFeaturizer:
     constant 1 feature: ``(n, 385)`` float32. Deterministic on CPU."""
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        from .reasoners.weights import minilm_model
+        from .weights import minilm_model
 
         emb = minilm_model().encode(list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
         return np.hstack([emb, np.ones((len(texts), 1), np.float32)])

@@ -31,7 +31,7 @@ from typing import Callable
 import numpy as np
 from tqdm import tqdm
 
-from . import __version__
+from ._version import __version__
 from .genomics.benchmarks import BENCHMARKS, Question, load_benchmark
 from .genomics.libraries import library_tools
 from .genomics.region_tools import REGION_TOOL_ORDER

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from . import __version__
+from ._version import __version__
 from .algos import BASELINES, DPO, FGPO, GRPO, SFT, DPOConfig, FGPOConfig, GRPOConfig
 from .algos.rloo import RLOOConfig, rloo_surrogate
 from .algos.sampled import SampledEstimator

@@ -13,7 +13,7 @@ from fgpo_lib.genomics.libraries import LIBRARIES, choose_library, library_tools
 from fgpo_lib.precompute import PrecomputeEngine, PrecomputeError, PrecomputeSpec, sample_order, sample_questions
 from fgpo_lib.genomics.benchmarks import load_benchmark
 from fgpo_lib.reasoners import ReasonerError
-from fgpo_lib.reasoners.weights import QWEN25_CODER_05B, QWEN25_CODER_15B, SplitPartModel, gguf_header
+from fgpo_lib.weights import QWEN25_CODER_05B, QWEN25_CODER_15B, SplitPartModel, gguf_header
 
 TABLE_DIR = Path(__file__).resolve().parents[1] / "tables"
 

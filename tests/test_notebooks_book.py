@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fgpo_lib.study.book import ROOT, execute_notebook
+from fgpo_lib.study.book import ROOT, execute_notebook, notebook_source
 
 TINY_WORKED = {"n_questions": 45, "seeds": [0, 1], "steps": 6, "batch_questions": 4}
 
@@ -20,8 +20,14 @@ def test_worked_example_notebook_runs_with_tiny_parameters(tmp_path):
     assert "we_fgpo_acc" in text and "image/png" in text
 
 
-def test_notebooks_pass_nbval_lax():
-    nbs = [str(ROOT / "notebooks" / f"{n}.ipynb") for n in ("worked_example", "environment", "setting")]
+def test_notebooks_pass_nbval_lax(tmp_path):
+    """The text notebooks, as jupytext makes them into notebooks, run top to bottom with their default parameters."""
+    import nbformat
+
+    nbs = []
+    for n in ("worked_example", "environment", "setting"):
+        nbformat.write(notebook_source(n), tmp_path / f"{n}.ipynb")
+        nbs.append(str(tmp_path / f"{n}.ipynb"))
     res = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=", "-q", "-p", "no:cacheprovider", "--nbval-lax", *nbs], capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 0, res.stdout[-3000:]
     assert re.search(r"\b\d+ passed", res.stdout)
@@ -76,18 +82,19 @@ def test_small_study_book_has_the_results_table_and_every_figure(small_book):
     assert broken_references(small_book) == []
 
 
-def test_committed_notebooks_are_what_the_generator_writes():
-    """tools/make_notebooks.py is the one source of the notebooks: regenerating gives the committed files exactly."""
-    import importlib.util
+def test_notebooks_are_text_and_the_toc_derives_from_the_chapter_list():
+    """Only MyST text notebooks are committed (no generator, no .ipynb), each chapter notebook exists, and the
+    table of contents lists the chapters in order."""
+    from fgpo_lib.study.book import CHAPTERS, toc
 
-    import nbformat
-
-    spec = importlib.util.spec_from_file_location("make_notebooks", ROOT / "tools" / "make_notebooks.py")
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
-    for name, cells, hide in gen.NOTEBOOKS:
-        expected = nbformat.writes(gen.notebook(cells, hide_code=hide, name=name)) + "\n"
-        assert (ROOT / "notebooks" / f"{name}.ipynb").read_text() == expected, f"notebooks/{name}.ipynb: rerun tools/make_notebooks.py"
+    assert not list((ROOT / "notebooks").glob("*.ipynb")) and not (ROOT / "tools" / "make_notebooks.py").exists()
+    for name, kind in CHAPTERS:
+        path = ROOT / ("notebooks" if kind == "notebook" else "book") / f"{name}.md"
+        assert path.exists(), path
+    text = toc(["genehop__records"])
+    files = re.findall(r"file: (\S+)", text)
+    assert files[0] == "method" and files[-1] == "limitations" and "_generated/settings/genehop__records" in files
+    assert "settings" not in re.findall(r"file: (\S+)", toc([]))
 
 
 def test_small_book_passes_the_chromium_check(small_book):

@@ -48,7 +48,7 @@ def select_by_similarity(similarity: np.ndarray, max_size: int, margin: float = 
 
 @lru_cache(maxsize=1)
 def _minilm():
-    from ..reasoners.weights import minilm_model
+    from ..weights import minilm_model
 
     return minilm_model()
 

@@ -21,7 +21,7 @@ def _smollm2_vocab():
     from llama_cpp import Llama
     from llama_cpp._utils import suppress_stdout_stderr
 
-    from ..reasoners.weights import smollm2_path
+    from ..weights import smollm2_path
 
     with suppress_stdout_stderr(disable=False):  # llama.cpp warns about the context of a vocabulary-only load
         return Llama(model_path=str(smollm2_path()), vocab_only=True, verbose=False)

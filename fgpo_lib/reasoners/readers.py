@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from .base import Reasoner, answer_kind, candidates, question_numbers, segments
-from .weights import minilm_dir, minilm_model
+from ..weights import minilm_dir, minilm_model
 
 _WORD = re.compile(r"[a-z0-9]+")
 UNKNOWN = "unknown"

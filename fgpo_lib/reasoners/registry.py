@@ -2,7 +2,7 @@
 
 :func:`fgpo_lib.reasoners.make_reasoner`, the command line's ``--reasoner`` help, the study's settings (its
 ``study`` role) and the book's reasoner names (``title``) all derive from :data:`REASONERS`. An LLM entry names its
-weights (a function returning the GGUF path, see :mod:`fgpo_lib.reasoners.weights`) and whether it takes ChatML.
+weights (a function returning the GGUF path, see :mod:`fgpo_lib.weights`) and whether it takes ChatML.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .weights import QWEN25_CODER_05B, QWEN25_CODER_15B, gemma3_path, smollm2_path
+from ..weights import QWEN25_CODER_05B, QWEN25_CODER_15B, gemma3_path, smollm2_path
 
 LLAMA_CPP = "fgpo_lib.reasoners.llm:LlamaCppReasoner"
 

@@ -1,7 +1,10 @@
-"""``python -m fgpo_lib.study``: the same as ``fgpo study``."""
+"""``python -m fgpo_lib.study``: the same as ``fgpo study`` (the study layer does not import the command line)."""
 
+import argparse
 import sys
 
-from ..cli import main
+from .runner import add_arguments, run
 
-sys.exit(main(["study", *sys.argv[1:]]))
+parser = argparse.ArgumentParser(prog="python -m fgpo_lib.study", allow_abbrev=False, description=__doc__.splitlines()[0])
+add_arguments(parser)
+sys.exit(run(parser.parse_args()))

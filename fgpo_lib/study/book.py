@@ -13,8 +13,44 @@ from pathlib import Path
 
 
 ROOT = Path(__file__).resolve().parents[2]
-#: the book's fixed notebooks, executed after the settings, in this order
-BOOK_NOTEBOOKS = ("worked_example", "environment", "results", "protocol", "scaling")
+NOTEBOOKS = ROOT / "notebooks"
+#: the book's chapters, in reading order, each ``(name, kind)``: ``page`` (``book/<name>.md``, written by hand),
+#: ``notebook`` (``notebooks/<name>.md``, a MyST text notebook executed into ``_generated/`` after the settings) or
+#: ``settings`` (``book/settings.md``, then one page per setting that ran). The table of contents, the notebooks the
+#: study executes and their order all derive from this list (:func:`toc`).
+CHAPTERS = (
+    ("method", "page"),
+    ("worked_example", "notebook"),
+    ("environment", "notebook"),
+    ("protocol", "notebook"),
+    ("results", "notebook"),
+    ("scaling", "notebook"),
+    ("reproducibility", "notebook"),
+    ("settings", "settings"),
+    ("limitations", "page"),
+)
+BOOK_NOTEBOOKS = tuple(name for name, kind in CHAPTERS if kind == "notebook")
+
+
+def toc(settings: list[str]) -> str:
+    """``_toc.yml`` of a build: :data:`CHAPTERS`, with the settings that ran (``<benchmark>__<reasoner>``) under
+    their part (left out when none ran). Written at build time; it is not committed."""
+    lines = ["format: jb-book", "root: intro", "chapters:"]
+    for name, kind in CHAPTERS:
+        if kind == "notebook":
+            lines.append(f"  - file: _generated/{name}")
+        elif kind == "page":
+            lines.append(f"  - file: {name}")
+        elif settings:
+            lines += [f"  - file: {name}", "    sections:"] + [f"      - file: _generated/settings/{n}" for n in settings]
+    return "\n".join(lines) + "\n"
+
+
+def notebook_source(name: str):
+    """``notebooks/<name>.md`` (MyST, :mod:`jupytext`) as an ``nbformat`` notebook: what papermill executes."""
+    import jupytext
+
+    return jupytext.read(NOTEBOOKS / f"{name}.md")
 #: environment of notebook kernels, unless the caller set it. Thread caps: the policies are tiny, and torch's default of one
 #: thread per core made two parallel settings 10-40x slower than one thread each (measured: 31.6 s vs 3.3 s for one
 #: FGPO run while the other core was busy)
@@ -27,20 +63,25 @@ KERNEL_ENV = {
 
 
 def execute_notebook(name: str, out_dir: Path, parameters: dict, out_name: str | None = None) -> Path:
-    """Run ``notebooks/<name>.ipynb`` with ``parameters`` into ``out_dir/<out_name or name>.ipynb``.
+    """Run the text notebook ``notebooks/<name>.md`` with ``parameters`` into ``out_dir/<out_name or name>.ipynb``.
 
-    The kernel inherits this process's environment, with :data:`KERNEL_ENV` filled in where unset.
+    jupytext turns the text into the notebook papermill runs (its ``parameters`` cell keeps its tag). The kernel
+    inherits this process's environment, with :data:`KERNEL_ENV` filled in where unset.
     """
+    import nbformat
     import papermill  # imported here: the command line loads this module for every subcommand
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"{out_name or name}.ipynb"
+    source = out_dir / f".{out_name or name}.source.ipynb"  # the text notebook as papermill's input
+    nbformat.write(notebook_source(name), source)
     added = {k: v for k, v in KERNEL_ENV.items() if k not in os.environ}
     os.environ.update(added)  # the kernel is a child process: it sees these; they are removed again below
     try:
-        papermill.execute_notebook(str(ROOT / "notebooks" / f"{name}.ipynb"), str(out), parameters=parameters, kernel_name="python3", cwd=str(out_dir), progress_bar=False)
+        papermill.execute_notebook(str(source), str(out), parameters=parameters, kernel_name="python3", cwd=str(out_dir), progress_bar=False)
     finally:
+        source.unlink(missing_ok=True)
         for key in added:
             os.environ.pop(key, None)
     fold_injected_parameters(out)

@@ -7,10 +7,11 @@
    precomputed with provenance); a reader's table is built by the precompute engine over all questions into
    ``<book-dir>/_generated/tables/`` (cheap; cached cells are reused). A setting with no table is skipped and listed
    in the book as pending.
-2. **Settings.** ``notebooks/setting.ipynb`` runs once per setting, in parallel over ``--workers`` processes, into
+2. **Settings.** ``notebooks/setting.md`` runs once per setting, in parallel over ``--workers`` processes, into
    ``<book-dir>/_generated/settings/``; its results go to ``<book-dir>/_generated/results/<setting>/``. A rerun skips a
    setting whose stamp (hash of table, notebook, library source and parameters) is unchanged.
-3. **Summary.** ``notebooks/results.ipynb`` and the other book notebooks, then ``jupyter-book build -W``.
+3. **Summary.** The chapters' notebooks (:data:`fgpo_lib.study.book.CHAPTERS`), then ``jupyter-book build -W`` over
+   the table of contents derived from the same list.
 
 ``--small`` is the CI configuration: 2 settings, 2 seeds, few steps.
 """
@@ -28,7 +29,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ..validation import positive_int
-from .book import BOOK_NOTEBOOKS, ROOT, build_book, execute_notebook
+from .book import BOOK_NOTEBOOKS, ROOT, build_book, execute_notebook, toc
 from ..genomics.benchmarks import BENCHMARKS
 from ..reasoners.registry import REASONERS
 from ..scaling import RUNS_DIR
@@ -54,19 +55,21 @@ def setting_name(benchmark: str, reasoner: str) -> str:
 LIBRARY_NAMES = ("4 tools", "8 tools")  # each page's headline library (the paper's n = 4), then the 8-tool section
 
 
-def table_for(benchmark: str, reasoner: str, build_dir: Path, cache: Path) -> Path | None:
-    """The setting's 8-tool (163-subset) table: committed, or (readers only) built now with its All-Tools cells;
+def table_for(benchmark: str, reasoner: str, build_dir: Path, cache: Path, suffix: str = "") -> Path | None:
+    """The setting's table of its whole library (``suffix`` ``''``: the 8 tools, 163 subsets) or of its 4-tool
+    library (``'__4tools'``): committed, or (readers only) built now over every question with its All-Tools cells;
     ``None`` if an LLM table is not committed."""
-    committed = TABLE_DIR / f"{setting_name(benchmark, reasoner)}.npz"
+    committed = TABLE_DIR / f"{setting_name(benchmark, reasoner)}{suffix}.npz"
     if committed.exists():
         return committed
     if REASONERS[reasoner].kind != "reader":
         return None
-    out = build_dir / f"{setting_name(benchmark, reasoner)}.npz"
+    out = build_dir / committed.name
     if not out.exists():
+        from ..genomics.libraries import LIBRARIES
         from ..precompute import PrecomputeEngine, PrecomputeSpec
 
-        engine = PrecomputeEngine(PrecomputeSpec(benchmark, reasoner), cache=cache)
+        engine = PrecomputeEngine(PrecomputeSpec(benchmark, reasoner, tools=LIBRARIES[benchmark] if suffix else None), cache=cache)
         engine.run(progress=True)
         engine.run_extras(progress=True)
         engine.build_table().save(out)
@@ -82,6 +85,10 @@ def library_tables(benchmark: str, reasoner: str, build_dir: Path, cache: Path) 
     from ..table import RewardTable
 
     out = {}
+    bench = BENCHMARKS[benchmark]
+    if bench.tools == bench.library4:  # its whole library is its 4 tools (GeneRegion): no 8-tool table
+        four = table_for(benchmark, reasoner, build_dir, cache, "__4tools")
+        return {} if four is None or _too_small(four) else {"4 tools": _snapshot(four, build_dir)}
     eight = table_for(benchmark, reasoner, build_dir, cache)
     four = TABLE_DIR / f"{setting_name(benchmark, reasoner)}__4tools.npz"
     if not four.exists() and eight is not None and REASONERS[reasoner].kind == "reader":
@@ -126,7 +133,7 @@ def _source_hash() -> str:
 
 def _stamp(tables: list[Path], params: dict) -> str:
     h = hashlib.sha256()
-    for p in (*tables, ROOT / "notebooks" / "setting.ipynb"):
+    for p in (*tables, ROOT / "notebooks" / "setting.md"):
         h.update(p.read_bytes())
     h.update(_source_hash().encode())
     h.update(json.dumps(params, sort_keys=True).encode())
@@ -195,7 +202,7 @@ def run_study(book_dir: Path, workers: int = 2, small: bool = False, overrides: 
             bar.update()
     (gen / "study.json").write_text(json.dumps({"settings": done, "pending": pending, "small": small}, indent=1))
     for name in BOOK_NOTEBOOKS:
-        print(f"executing notebooks/{name}.ipynb", flush=True)
+        print(f"executing notebooks/{name}.md", flush=True)
         # the summary notebooks read the study from their own folder; the scaling chapter the committed runs
         params = {"runs_dir": os.path.relpath(RUNS_DIR.resolve(), gen.resolve()), "llm_runs_dir": os.path.relpath(LLM_RUNS_DIR.resolve(), gen.resolve())} if name == "scaling" else {}
         execute_notebook(name, gen, params)
@@ -204,12 +211,8 @@ def run_study(book_dir: Path, workers: int = 2, small: bool = False, overrides: 
 
 
 def _write_settings_toc(book_dir: Path, done: list[str]) -> None:
-    """The table of contents: fixed chapters, then one page per setting that ran."""
-    lines = ["format: jb-book", "root: intro", "chapters:", "  - file: method", "  - file: _generated/worked_example", "  - file: _generated/environment", "  - file: _generated/protocol", "  - file: _generated/results", "  - file: _generated/scaling"]
-    if done:
-        lines += ["  - file: settings", "    sections:"] + [f"      - file: _generated/settings/{n}" for n in done]
-    lines.append("  - file: limitations")
-    (book_dir / "_toc.yml").write_text("\n".join(lines) + "\n")
+    """The table of contents of this build (:func:`fgpo_lib.study.book.toc`)."""
+    (book_dir / "_toc.yml").write_text(toc(done))
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:

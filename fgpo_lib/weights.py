@@ -21,7 +21,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from .base import ReasonerError
+from .errors import ReasonerError
 
 MODEL_CACHE = Path.home() / ".cache" / "fgpo" / "models"
 

@@ -1,0 +1,5 @@
+"""Errors shared across layers: a reasoner (or the model file it needs) that cannot produce an answer."""
+
+
+class ReasonerError(RuntimeError):
+    """A reasoner could not produce an answer (timeout, HTTP error, broken model file, malformed response)."""
