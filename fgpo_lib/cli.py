@@ -213,7 +213,7 @@ def read_predictions(path: Path, questions, benchmark: str = "the benchmark") ->
             raise ValueError(f"{path}: line {n}: question {key[:80]!r} was already given on line {line_of[key]}; give each question once")
         predictions[key], line_of[key] = pred, n
     if not predictions:
-        raise ValueError(f"{path}: no predictions (the file has no JSON lines); expected one {want} per line")
+        raise ValueError(f"{path}: no predictions (the file has no JSON lines); expected, one per line, {want}")
     return predictions
 
 

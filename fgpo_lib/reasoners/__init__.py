@@ -29,7 +29,7 @@ def check_reasoner_kwargs(name: str, kwargs: dict) -> None:
     fixed = {"model"} if entry.kind == "llm" else set()  # the registry sets it
     params = {p.name: p for p in list(inspect.signature(reasoner_class(name).__init__).parameters.values())[1:]
               if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in fixed}
-    accepted = ", ".join(p.name + ("" if p.default is p.empty else f"={p.default!r}") + f" ({p.annotation})" for p in params.values())
+    accepted = ", ".join(p.name + ("" if p.default is p.empty else f"={p.default!r}") + f" ({p.annotation})" for p in params.values()) or "no settings"
     for key in kwargs:
         if key not in params:
             raise ValueError(f"reasoner {name!r} has no setting {key!r}; it accepts: {accepted}")
