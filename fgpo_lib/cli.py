@@ -68,8 +68,14 @@ def _help(doc: str, field: str) -> str:
     return f"{doc.replace('%', '%%')} [{field}; default %(default)s]".lstrip()
 
 
+def _add_subsets_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--subsets", choices=("observed",), help="a long .csv/.parquet table whose rows cover only some subsets: 'observed' makes its "
+                   "subset space exactly the subsets in the file, a candidate set (every question needs each of them); default: every subset of the sizes found")
+
+
 def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--table", required=True, help="reward table: .npz (RewardTable.save) or long .csv/.parquet")
+    _add_subsets_arg(p)
     defaults = TrainConfig()
     docs = {cls: field_docs(cls) for cls in (TrainConfig, *_GROUPS.values())}
     for f in _TOP:
@@ -122,7 +128,7 @@ def _calls_meaning(method: str) -> str:
 def cmd_train(args: argparse.Namespace) -> int:
     if args.out is not None:
         check_output_path("--out", args.out)  # before training: an unwritable path must not cost the run
-    table = RewardTable.load(args.table)
+    table = RewardTable.load(args.table, subsets=args.subsets)
     run = train(table, _config(args, args.method, args.seed), progress=args.progress)
     f = run["final"]
     split = "test" if f["test"] is not None else "train"
@@ -141,7 +147,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     if args.out is not None:
         check_output_path("--out", args.out)
-    table = RewardTable.load(args.table)
+    table = RewardTable.load(args.table, subsets=args.subsets)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     for m in methods:
         if m not in METHODS:
@@ -365,10 +371,10 @@ def cmd_table_info(args: argparse.Namespace) -> int:
     from .table_info import format_table_info, summary_frame, table_info
 
     if len(args.table) > 1:  # one markdown row per table
-        frame = summary_frame({Path(p).stem: RewardTable.load(p) for p in args.table})
+        frame = summary_frame({Path(p).stem: RewardTable.load(p, subsets=args.subsets) for p in args.table})
         print(frame.astype(object).where(frame.notna(), "").to_markdown(index=False))  # blank: cost not recorded
         return 0
-    table = RewardTable.load(args.table[0])
+    table = RewardTable.load(args.table[0], subsets=args.subsets)
     print(f"{args.table[0]}: {table!r}")
     print(format_table_info(table_info(table)))
     return 0
@@ -479,6 +485,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_precompute)
     p = sub.add_parser("table-info", help="summary statistics of a reward table; of several, one markdown row each")
     p.add_argument("table", nargs="+")
+    _add_subsets_arg(p)
     p.set_defaults(func=cmd_table_info)
     p = sub.add_parser("verify-table", help="re-evaluate random cells of a precomputed table live")
     p.add_argument("table")

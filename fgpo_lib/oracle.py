@@ -47,7 +47,7 @@ class RewardOracle:
 
     def __init__(self, oracle, spec: RewardSpec, space: SubsetSpace) -> None:
         self.oracle, self.spec, self.space = oracle, spec, space
-        if spec.kind == "differential" and space.min_size > 0:
+        if spec.kind == "differential" and not space.has_empty:
             raise ValueError("the differential reward compares with the empty subset, which this space leaves out")
 
     @property

@@ -90,7 +90,7 @@ class RewardSpec:
             raise ValueError(f"scores have shape {scores.shape}, expected (n_questions, {space.n_subsets})")
         empty = None
         if self.kind == "differential":
-            if space.min_size > 0:
+            if not space.has_empty:
                 raise ValueError("the differential reward compares with the empty subset, which this space leaves out")
             i = space.index_of([])
             empty = scores[:, i : i + 1]

@@ -76,13 +76,18 @@ def format_bytes(n: float) -> str:
 
 @dataclass(frozen=True)
 class SubsetSpace:
-    """All subsets of ``n_tools`` tools with ``min_size <= |S| <= max_size``, in the canonical order (module doc).
+    """All subsets of ``n_tools`` tools with ``min_size <= |S| <= max_size``, in the canonical order (module doc), or
+    an explicit **candidate set** of them (``candidates``), kept in the same canonical order.
 
     Attributes:
         n_tools: number of tools, 1..62.
-        max_size: largest subset size allowed; ``None`` means ``n_tools``.
-        min_size: smallest subset size allowed; 0 includes the empty subset (call no tool).
+        max_size: largest subset size allowed; ``None`` means ``n_tools``. With ``candidates``: their largest size.
+        min_size: smallest subset size allowed; 0 includes the empty subset (call no tool). With ``candidates``:
+            their smallest size.
         tool_names: one name per tool, in canonical tool order; defaults to ``t0, t1, ...``.
+        candidates: ``None`` for every subset of the sizes; else the subsets of the space, each a tuple of tool
+            indices (any order given; stored sorted, in canonical order, no repeats). A user who evaluated only some
+            configurations, or a coverage-preserving candidate set, has a space of exactly those subsets.
 
     Derived arrays (built once, read-only):
         bitmasks: ``(n_subsets,) int64``, bit i set when tool i is in the subset.
@@ -97,12 +102,28 @@ class SubsetSpace:
     max_size: int | None = None
     min_size: int = 0
     tool_names: tuple[str, ...] | None = None
+    candidates: tuple[tuple[int, ...], ...] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.n_tools, (int, np.integer)) or self.n_tools < 1:
             raise SubsetSpaceError(f"n_tools must be a positive integer, got {self.n_tools!r}")
         if self.n_tools > MAX_TOOLS:
             raise SubsetSpaceError(f"n_tools={self.n_tools} exceeds the {MAX_TOOLS} tools an int64 bitmask can hold")
+        if self.candidates is not None:
+            combos = []
+            for c in self.candidates:
+                c = tuple(sorted(int(i) for i in c))
+                if any(not 0 <= i < self.n_tools for i in c) or len(set(c)) != len(c):
+                    raise SubsetSpaceError(f"candidate subset {c} repeats a tool or names one outside 0..{self.n_tools - 1}")
+                combos.append(c)
+            if not combos:
+                raise SubsetSpaceError("a candidate set needs at least one subset")
+            if len(set(combos)) != len(combos):
+                raise SubsetSpaceError("a candidate subset appears twice")
+            combos.sort(key=lambda c: (len(c), c))
+            object.__setattr__(self, "candidates", tuple(combos))
+            object.__setattr__(self, "min_size", len(combos[0]))
+            object.__setattr__(self, "max_size", len(combos[-1]))
         max_size = self.n_tools if self.max_size is None else int(self.max_size)
         if not 0 <= self.min_size <= max_size:
             raise SubsetSpaceError(f"need 0 <= min_size <= max_size, got min_size={self.min_size}, max_size={max_size}")
@@ -117,14 +138,14 @@ class SubsetSpace:
             if not n or "+" in n:
                 raise SubsetSpaceError(f"tool name {n!r} is empty or contains '+', the subset separator")
         object.__setattr__(self, "tool_names", names)
-        n = count_subsets(self.n_tools, self.max_size, self.min_size)
+        n = len(self.candidates) if self.candidates is not None else count_subsets(self.n_tools, self.max_size, self.min_size)
         if n > MAX_SUBSETS:
             raise SubsetSpaceError(
                 f"{self.n_tools} tools with sizes {self.min_size}..{self.max_size} give {n:,} subsets, more than the "
                 f"{MAX_SUBSETS:,} this library enumerates (one question's float32 rewards alone would take "
                 f"{format_bytes(n * BYTES_PER_CELL)}); lower max_size or use sampled optimization"
             )
-        combos = [c for k in range(self.min_size, self.max_size + 1) for c in itertools.combinations(range(self.n_tools), k)]
+        combos = list(self.candidates) if self.candidates is not None else [c for k in range(self.min_size, self.max_size + 1) for c in itertools.combinations(range(self.n_tools), k)]
         masks = np.zeros((len(combos), self.n_tools), dtype=bool)
         for i, c in enumerate(combos):
             masks[i, list(c)] = True
@@ -147,6 +168,17 @@ class SubsetSpace:
     @property
     def n_subsets(self) -> int:
         return len(self._combos)
+
+    @property
+    def has_empty(self) -> bool:
+        """Whether the empty subset (call no tool) is in the space: the No-Tool baseline and the differential
+        reward need it."""
+        return 0 in self._index_of_bitmask
+
+    @property
+    def is_full(self) -> bool:
+        """Every subset of the sizes ``min_size..max_size`` (not a candidate set)."""
+        return self.candidates is None
 
     def table_nbytes(self, n_questions: int) -> int:
         """Bytes a float32 reward table of ``n_questions`` rows over this space takes."""
@@ -223,12 +255,33 @@ class SubsetSpace:
         return np.array(sorted(range(self.n_subsets), key=lambda i: self._combos[i]), dtype=np.int64)
 
     def to_dict(self) -> dict:
-        return {"n_tools": self.n_tools, "max_size": self.max_size, "min_size": self.min_size, "tool_names": list(self.tool_names)}
+        """The space as JSON (a table's ``meta.space``); a candidate set adds ``subsets``, its labels."""
+        out = {"n_tools": self.n_tools, "max_size": self.max_size, "min_size": self.min_size, "tool_names": list(self.tool_names)}
+        if self.candidates is not None:
+            out["subsets"] = self.labels()
+        return out
 
     @classmethod
     def from_dict(cls, d: dict) -> "SubsetSpace":
-        return cls(int(d["n_tools"]), d.get("max_size"), int(d.get("min_size", 0)), tuple(d["tool_names"]))
+        names = tuple(d["tool_names"])
+        if d.get("subsets") is not None:
+            return cls.from_labels(names, d["subsets"])
+        return cls(int(d["n_tools"]), d.get("max_size"), int(d.get("min_size", 0)), names)
+
+    @classmethod
+    def from_labels(cls, tool_names, labels) -> "SubsetSpace":
+        """A candidate set from ``'+'``-joined labels (``''``: the empty subset) over ``tool_names``."""
+        index = {n: i for i, n in enumerate(tool_names)}
+        combos = []
+        for lbl in labels:
+            parts = [p.strip() for p in str(lbl).split("+")] if str(lbl).strip() else []
+            unknown = [p for p in parts if p not in index]
+            if unknown:
+                raise SubsetSpaceError(f"candidate subset {lbl!r} names unknown tools {unknown}; the tools are {list(tool_names)}")
+            combos.append(tuple(index[p] for p in parts))
+        return cls(len(tool_names), tool_names=tuple(tool_names), candidates=tuple(combos))
 
     def __repr__(self) -> str:
-        return f"SubsetSpace(n_tools={self.n_tools}, max_size={self.max_size}, min_size={self.min_size}, n_subsets={self.n_subsets})"
+        kind = f", candidates of sizes {self.min_size}..{self.max_size}" if self.candidates is not None else f", max_size={self.max_size}, min_size={self.min_size}"
+        return f"SubsetSpace(n_tools={self.n_tools}{kind}, n_subsets={self.n_subsets})"
 

@@ -13,7 +13,7 @@ One compressed NumPy archive (``numpy.savez_compressed``) with two entries:
 * ``meta``: a 0-d string array holding one JSON object::
 
       {"format": "fgpo-reward-table", "version": 1,
-       "space": {"n_tools", "max_size", "min_size", "tool_names"},
+       "space": {"n_tools", "max_size", "min_size", "tool_names"[, "subsets": [label, ...] for a candidate set]},
        "question_ids": [...], "questions": [...], "tasks": [...] | null,
        "split": ["train" | "test", ...], "reward_range": [lo, hi], "provenance": {...},
        "extras": {name: {"kind": "cell" | "selection", "subsets": [label | null, ...], "answers": [...],
@@ -51,7 +51,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .subsets import SubsetSpace
+from .subsets import SubsetSpace, SubsetSpaceError
 
 FORMAT_NAME = "fgpo-reward-table"
 FORMAT_VERSION = 1
@@ -257,13 +257,14 @@ class RewardTable:
         return path
 
     @classmethod
-    def load(cls, path: str | Path) -> "RewardTable":
-        """Read a table written by :meth:`save` (``.npz``) or a long CSV/Parquet file (:meth:`from_long`)."""
+    def load(cls, path: str | Path, subsets: str | None = None) -> "RewardTable":
+        """Read a table written by :meth:`save` (``.npz``, whose space it stores) or a long CSV/Parquet file
+        (:meth:`from_long`, with ``subsets``: ``'observed'`` for a candidate set of the subsets in the file)."""
         path = Path(path)
         if not path.exists():
             raise RewardTableError(f"{path}: no such file")
         if path.suffix.lower() in (".csv", ".parquet", ".pq"):
-            return cls.from_long(path)
+            return cls.from_long(path, subsets=subsets)
         try:
             with np.load(path, allow_pickle=False) as z:
                 if "rewards" not in z.files or "meta" not in z.files:
@@ -335,6 +336,7 @@ class RewardTable:
         min_size: int | None = None,
         reward_range: tuple[float, float] = (0.0, 1.0),
         provenance: dict | None = None,
+        subsets: str | Sequence[str] | None = None,
     ) -> "RewardTable":
         """Build a table from the long format (module doc).
 
@@ -344,6 +346,10 @@ class RewardTable:
                 sorted set of names found.
             max_size, min_size: the subset space; default to the largest and smallest subset sizes found.
             reward_range: declared ``(lo, hi)``; rewards outside are errors.
+            subsets: ``None``: every subset of the sizes (each question needs them all); ``"observed"``: a candidate
+                set of exactly the subsets in the file (:class:`~fgpo_lib.subsets.SubsetSpace` ``candidates``);
+                a list of labels: that candidate set (a row with another subset is an error). Every question needs
+                every subset of the space either way.
         """
         name = "<DataFrame>" if isinstance(source, pd.DataFrame) else str(source)
         df = _read_long(source)
@@ -369,15 +375,27 @@ class RewardTable:
             if len(set(parts)) != len(parts):
                 raise RewardTableError(f"{name}: row {r}, column 'tools': a tool appears twice in {lbl!r}")
         sizes = {lbl: len(p) for lbl, p in split_names.items()}
-        max_size = max(sizes.values()) if max_size is None else max_size
-        min_size = min(sizes.values()) if min_size is None else min_size
-        space = SubsetSpace(len(tool_names), max_size, min_size, tuple(tool_names))
+        if subsets is not None:
+            chosen = list(dict.fromkeys(tools_col)) if isinstance(subsets, str) and subsets == "observed" else list(subsets)
+            if isinstance(subsets, str) and subsets != "observed":
+                raise RewardTableError(f"{name}: subsets must be 'observed' or a list of '+'-joined labels, got {subsets!r}")
+            try:
+                space = SubsetSpace.from_labels(tuple(tool_names), _distinct_subsets(chosen, tool_names))
+            except SubsetSpaceError as exc:
+                raise RewardTableError(f"{name}: {exc}") from None
+        else:
+            max_size = max(sizes.values()) if max_size is None else max_size
+            min_size = min(sizes.values()) if min_size is None else min_size
+            space = SubsetSpace(len(tool_names), max_size, min_size, tuple(tool_names))
         col_index = {}
         for r, lbl in enumerate(tools_col, start=1):
             if lbl not in col_index:
-                if not min_size <= sizes[lbl] <= space.max_size:
-                    raise RewardTableError(f"{name}: row {r}, column 'tools': subset {lbl!r} has {sizes[lbl]} tools, outside this table's sizes {min_size}..{space.max_size}")
-                col_index[lbl] = space.index_of(split_names[lbl])
+                if space.is_full and not space.min_size <= sizes[lbl] <= space.max_size:
+                    raise RewardTableError(f"{name}: row {r}, column 'tools': subset {lbl!r} has {sizes[lbl]} tools, outside this table's sizes {space.min_size}..{space.max_size}")
+                try:
+                    col_index[lbl] = space.index_of(split_names[lbl])
+                except KeyError:
+                    raise RewardTableError(f"{name}: row {r}, column 'tools': subset {lbl!r} is not in the candidate set {space.labels()}") from None
         reward = pd.to_numeric(df["reward"], errors="coerce").to_numpy(dtype=np.float64)
         raw_reward = df["reward"].tolist()
         lo, hi = float(reward_range[0]), float(reward_range[1])
@@ -433,6 +451,17 @@ class RewardTable:
         )
 
 
+def _distinct_subsets(labels, tool_names) -> list[str]:
+    """Labels naming distinct subsets (``'b+a'`` and ``'a+b'`` are one), in first-seen order."""
+    seen, out = set(), []
+    for lbl in labels:
+        key = frozenset(p.strip() for p in str(lbl).split("+")) if str(lbl).strip() else frozenset()
+        if key not in seen:
+            seen.add(key)
+            out.append(str(lbl))
+    return out
+
+
 def _is_list_of(value, kinds, nullable: bool = False) -> bool:
     return (nullable and value is None) or (isinstance(value, list) and all(isinstance(v, kinds) and not isinstance(v, bool) for v in value))
 
@@ -453,6 +482,8 @@ def _check_meta(meta, rewards: np.ndarray, answers, seconds, path: Path) -> None
             raise bad(f"space.{k}", "an integer", space[k])
     if not _is_list_of(space.get("tool_names"), str, nullable=True):
         raise bad("space.tool_names", "a list of tool names", space.get("tool_names"))
+    if not _is_list_of(space.get("subsets"), str, nullable=True):
+        raise bad("space.subsets", "a list of '+'-joined subset labels or null", space.get("subsets"))
     checks = (("question_ids", (str, int), False, "a list of ids"), ("questions", str, True, "a list of texts or null"),
               ("tasks", str, True, "a list of task labels or null"), ("split", str, False, "a list of 'train'/'test'"))
     for name, kinds, nullable, want in checks:
