@@ -106,6 +106,7 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
     orders, cursors = [t for t in train_rows], [len(t) for t in train_rows]
     seen = torch.zeros(R, n, space.n_subsets, dtype=torch.bool)
     calls = torch.zeros(R, dtype=torch.int64)
+    asked_empty = torch.zeros(R, n, dtype=torch.bool)  # differential reward: questions whose no-tool cell was asked for
     if cfg.method in ("sft", "dpo") or (cfg.method == "fgpo" and not 0 < cfg.fgpo.subsets_per_update < space.n_subsets):
         for r, t in enumerate(train_rows):  # methods that read every cell of their training questions once
             seen[r, t] = True
@@ -196,9 +197,11 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
                 valid = mask[r] > 0
                 seen[r, rows[r][valid][:, None], samples[r][valid]] = True
                 calls[r] += int(valid.sum()) * cfg.group_size
-                if differential:  # the no-tool answer of each question, asked for like any cell (RewardOracle)
-                    seen[r, rows[r][valid], space.index_of([])] = True
-                    calls[r] += int(valid.sum())
+                if differential:  # the no-tool answer of each question: one call per question, then cached (RewardOracle)
+                    q = rows[r][valid]
+                    calls[r] += int((~asked_empty[r, q]).sum())
+                    asked_empty[r, q] = True
+                    seen[r, q, space.index_of([])] = True
             drawn = (samples, logp_all.gather(2, samples), grpo_advantages(rewards, cfg.grpo.scale_rewards))
         iterations = cfg.grpo.num_iterations if cfg.method == "grpo" else 1
         for _ in range(iterations):

@@ -40,15 +40,15 @@ class RewardOracle:
     """Another oracle's raw scores turned into a :class:`~fgpo_lib.rewards.RewardSpec`'s reward.
 
     The ``differential`` reward needs each question's no-tool score: it asks the inner oracle for the empty subset
-    of every question in the batch, and those requests are counted like any other call (an on-demand GRPO with this
-    reward pays for them; a cached reasoner pays once per question). ``calls`` and ``unique_calls`` are the inner
-    oracle's.
+    of a question the first time the question comes up, and keeps the answer (a cached reasoner pays for it once per
+    question, as the paper counts it). ``calls`` and ``unique_calls`` are the inner oracle's.
     """
 
     def __init__(self, oracle, spec: RewardSpec, space: SubsetSpace) -> None:
         self.oracle, self.spec, self.space = oracle, spec, space
         if spec.kind == "differential" and not space.has_empty:
             raise ValueError("the differential reward compares with the empty subset, which this space leaves out")
+        self._empty: dict[int, float] = {}  # row -> its no-tool score, asked for once
 
     @property
     def calls(self) -> int:
@@ -63,5 +63,10 @@ class RewardOracle:
         raw = self.oracle(rows, subsets)
         empty = None
         if self.spec.kind == "differential":
-            empty = self.oracle(rows, np.full((len(subsets), 1), self.space.index_of([]), dtype=np.int64))
+            rows = np.asarray(rows, dtype=np.int64)
+            new = [r for r in dict.fromkeys(rows.tolist()) if r not in self._empty]
+            if new:
+                got = self.oracle(np.array(new, dtype=np.int64), np.full((len(new), 1), self.space.index_of([]), dtype=np.int64))
+                self._empty.update(zip(new, np.asarray(got, dtype=np.float64)[:, 0].tolist()))
+            empty = np.array([[self._empty[r]] for r in rows.tolist()])
         return self.spec.from_scores(raw, self.space.sizes[subsets], self.space.n_tools, empty)

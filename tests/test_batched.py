@@ -73,5 +73,7 @@ def test_batched_grpo_on_the_differential_reward_counts_the_no_tool_calls():
     run = RunSpec(0, 0.1, folds[0])
     rec = train_batched(table, cfg, [run], features)[0]
     one = train(table, TrainConfig(**{**cfg.__dict__, "seed": 0, "lr": 0.1}), features=features, splits=folds[0])
-    assert rec["final"]["reasoner_calls"] == one["final"]["reasoner_calls"] == 6 * 8 * (8 + 1)  # G samples + the no-tool cell
+    n_train = len(folds[0]["train"])
+    assert 6 * 8 >= n_train  # every training question comes up
+    assert rec["final"]["reasoner_calls"] == one["final"]["reasoner_calls"] == 6 * 8 * 8 + n_train  # G samples, and each no-tool cell once
     assert rec["final"]["unique_reasoner_calls"] == one["final"]["unique_reasoner_calls"]

@@ -230,3 +230,26 @@ def test_dead_group_rate_by_hand(three_tool_table):
     # Eq. 1 splits each score class by size: -0.9 (empty), 1.033 (a), -0.967 (b, c), 0.967 (ab, ac), -1.033 (bc),
     # -0.1 (abc): class sizes 1, 1, 2, 2, 1, 1 of 8, so G = 2 gives (1 + 1 + 4 + 4 + 1 + 1) / 64
     assert dead_group_rate(uniform, eq1, [2]).dead_group_rate[0] == pytest.approx(12 / 64)
+
+
+def test_grpo_paper_gets_the_papers_epochs():
+    """The paper: 200 steps x 64 prompts x G = 6 = 76,800 sampled calls against FGPO's 16 x 2,002 cells (2.4x), i.e.
+    6.39 epochs over its 2,002 training questions; the no-tool cell of the differential reward is not counted."""
+    from fgpo_lib.study.protocol import ARMS, arm_steps
+
+    arm = ARMS["GRPO (paper)"]
+    steps = arm_steps(arm, n_train=2002, n_subsets=16)
+    assert steps == 200
+    assert round(steps * arm.config.batch_questions / 2002, 2) == 6.39
+
+
+def test_the_differential_reward_asks_for_the_no_tool_cell_once_per_question(three_tool_table):
+    from fgpo_lib.oracle import RewardOracle, TableOracle
+    from fgpo_lib.rewards import RewardSpec
+
+    inner = TableOracle(three_tool_table)
+    oracle = RewardOracle(inner, RewardSpec.parse("differential"), three_tool_table.space)
+    rows, subsets = np.array([0, 1]), np.array([[1, 2], [3, 4]])
+    oracle(rows, subsets)
+    oracle(rows, subsets)
+    assert inner.calls == 2 * 4 + 2  # the sampled cells of both updates, and each question's no-tool cell once

@@ -1,29 +1,72 @@
-"""Committed reward tables (tables/*.npz) carry their provenance and re-derive live: 20 random cells each (10 for the
-1.5B model, whose cells cost most), >= 95% agreeing, and the extra cells (All-Tools, selection call) of 2 questions
-where a table has them, all but one agreeing."""
+"""Committed reward tables (tables/*.npz) carry their provenance and re-derive live under this machine's llama.cpp
+build: 20 random cells each (10 for the 1.5B model, whose cells cost most) and the extra cells (All-Tools, the
+selection call) of 2 questions.
 
+The rule depends on the build (:mod:`fgpo_lib.crossbuild`): on the table's own build every cell must agree; on
+another, at least the 1% quantile of Binomial(n, p_lo), with p_lo the lower 95% bound of the cross-build agreement
+measured for that table (``records/crossbuild/``). On this project's machines the tables' AVX-512 build and the
+portable x86-64-v3 build are both common, so this test runs the cross-build leg wherever the build is not the
+table's. The negative controls show what the rule catches: the same cells re-derived by a wrong model or with a
+wrong prompt must fail it.
+"""
+
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
 from fgpo_lib import RewardTable
+from fgpo_lib.crossbuild import CONTROLS, build_name, file_sha256, load_records, negative_control, rule_for
+from fgpo_lib.reasoners.llm import llama_backend
 from fgpo_lib.verify import table_reasoner, verify_extras, verify_table
 
 TABLES = sorted((Path(__file__).resolve().parents[1] / "tables").glob("*.npz"))
+RECORDS = load_records()
+
+
+@lru_cache(maxsize=None)
+def _reasoner(name: str, kwargs: str):
+    """One reasoner per (model, settings) for the whole session: loading a model and hashing its file is the slow part."""
+    import json
+
+    from fgpo_lib.reasoners import make_reasoner
+
+    return make_reasoner(name, **json.loads(kwargs))
 
 
 @pytest.mark.parametrize("path", TABLES, ids=[p.stem for p in TABLES])
 def test_committed_table_rederives_live(path):
+    import json
+
     table = RewardTable.load(path)
-    for key in ("model_sha256", "prompt_sha256", "data_sha256", "code_version", "tools_version"):
+    for key in ("model_sha256", "prompt_sha256", "data_sha256", "code_version", "tools_version", "backend"):
         assert table.provenance.get(key), key
     n = 10 if table.provenance["reasoner"] == "qwen2.5-coder-1.5b" else 20
-    reasoner = table_reasoner(table)
+    reasoner = _reasoner(table.provenance["reasoner"], json.dumps(table.provenance.get("reasoner_kwargs") or {}, sort_keys=True))
+    live = llama_backend()
     res = verify_table(table, n, seed=0, reasoner=reasoner)
     assert res["checked"] == n
-    assert res["agree"] >= n - max(1, n // 20), res["disagreements"]  # 19 of 20, 9 of 10
+    k = rule_for(path, table, n, "cells", live, RECORDS)
+    assert res["agree"] >= k, (build_name(table.provenance["backend"]), build_name(live), k, res["disagreements"])
     # its extra cells (All-Tools, the selection call) of 2 questions, where it has them
     extra = verify_extras(table, 2, seed=0, reasoner=reasoner)
-    kinds = len({"all_tools", "selection"} & set(table.extras))
-    assert extra["checked"] == 2 * kinds
-    assert extra["agree"] >= extra["checked"] - 1, extra["disagreements"]
+    assert extra["checked"] == 2 * len({"all_tools", "selection"} & set(table.extras))
+    k = rule_for(path, table, extra["checked"], "extras", live, RECORDS)
+    assert extra["agree"] >= k, (k, extra["disagreements"])
+
+
+def test_every_llm_table_has_a_current_cross_build_record():
+    """The rule of each table comes from a measurement of that very file; a table changed since (a partial table
+    that grew) falls back to the pooled rate, which this test reports by failing until it is measured again."""
+    stale = [p.stem for p in TABLES if p.stem not in RECORDS or RECORDS[p.stem]["table_sha256"] != file_sha256(p)]
+    assert not stale, f"run `fgpo cross-build` on: {stale}"
+    for rec in RECORDS.values():
+        assert rec["cells"]["checked"] >= 100 and rec["cells"]["agree"] <= rec["cells"]["checked"]
+
+
+@pytest.mark.parametrize("control", CONTROLS)
+def test_a_wrong_model_or_prompt_fails_the_rule(control):
+    """The negative controls, on the cheapest table of the cross-build kind (SmolLM2, GeneHop, 4 tools)."""
+    path = next(p for p in TABLES if p.stem == "genehop__smollm2-135m__4tools")
+    res = negative_control(path, control, cells=20, seed=0, records=RECORDS)
+    assert not res["passes"], res

@@ -3,7 +3,7 @@
 Arms (:data:`ARMS`, the arm registry; the paper's facts are in its issue and method chapter):
 
 * trained, the paper's: **FGPO** (Eq. 1 reward, entropy 0.03, batches of 16, 4 epochs), **GRPO (paper)** (the
-  differential reward, G = 6, temperature 1, batches of 64, 6.3 epochs), **SFT**, **DPO** (beta 0.1, 0.3, 0.5);
+  differential reward, G = 6, temperature 1, batches of 64, 6.39 epochs), **SFT**, **DPO** (beta 0.1, 0.3, 0.5);
 * trained, the controls the paper lacks: **GRPO (Eq. 1, std)** (TRL's default scaling), **Dr. GRPO (Eq. 1)**
   (no std scaling), the **parsimony ablation** FGPO with lambda = 0 (Eq. 1 without its tool-count term), GRPO
   (paper) at **1x FGPO's cells** instead of the paper's 2.4x, the **k-subset dial** FGPO with
@@ -16,7 +16,9 @@ Arms (:data:`ARMS`, the arm registry; the paper's facts are in its issue and met
   per-question **oracle**.
 
 Schedule: epochs, not steps, are matched to the paper. GRPO's budget is set in reasoner calls: "2.4x" gives it 2.4
-times the table cells FGPO reads (``n_train x n_subsets``), the paper's ratio.
+times the table cells FGPO reads (``n_train x n_subsets``), the paper's ratio, counted as the paper counts it: the G
+sampled calls of each question (200 steps x 64 prompts x 6 = 76,800 against 16 x 2,002 cells, 6.39 epochs); the
+no-tool cell of the differential reward is asked for once per question and cached.
 
 Protocol: K-fold cross-fitting (:func:`fgpo_lib.crossfit.crossfit_folds`, K = 5, stratified by task, a dev split
 inside each training fold); every (seed, fold) trains each learning rate of :data:`LR_GRID`, and keeps the one whose
@@ -100,9 +102,8 @@ def arm_steps(arm: Arm, n_train: int, n_subsets: int) -> int:
     if arm.steps:
         return arm.steps
     batch = n_train if cfg.batch_questions <= 0 else min(cfg.batch_questions, n_train)
-    if arm.budget:
-        per_update = batch * (cfg.group_size + (cfg.reward == "differential"))  # G samples, and the no-tool cell
-        return max(1, round(arm.budget * n_train * n_subsets / per_update))
+    if arm.budget:  # the paper's count: the G sampled calls of each question (its no-tool cell is cached, not counted)
+        return max(1, round(arm.budget * n_train * n_subsets / (batch * cfg.group_size)))
     return max(1, math.ceil(arm.epochs * n_train / batch))
 
 
