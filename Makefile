@@ -18,7 +18,7 @@ LLAMA_avx512_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=O
 	-DGGML_AVX512=ON -DGGML_AVX512_VBMI=ON -DGGML_AVX512_VNNI=ON -DGGML_AVX512_BF16=ON -DLLAVA_BUILD=OFF
 LLAMA_CMAKE_ARGS ?= $(LLAMA_$(LLAMA_BUILD)_ARGS)
 
-.PHONY: setup test book bench clean-book print-llama-args
+.PHONY: setup test book pipeline bench clean-book print-llama-args
 
 setup: $(STAMP)
 
@@ -36,6 +36,11 @@ test: setup
 
 book: setup
 	$(VENV)/bin/fgpo study --book-dir book
+
+# every stage in order (fgpo_lib/pipeline.py): precompute -> scaling -> on-demand -> study; its outputs are tables/,
+# records/ and book/. The LLM stages take CPU-hours; `make pipeline ARGS=--dry-run` prints the plan.
+pipeline: setup
+	$(VENV)/bin/fgpo pipeline $(ARGS)
 
 bench: setup
 	$(PY) benchmarks/bench_env.py

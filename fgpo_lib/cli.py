@@ -3,7 +3,8 @@
     fgpo train   --table T --method fgpo|grpo|sft|dpo|uniform|oracle-best --seed S --steps N [...] --out run.json
     fgpo compare --table T --methods fgpo,grpo,sft,dpo,uniform,oracle-best --seeds 0,1,2,3,4 [...] [--out compare.json]
     fgpo example-table --out protein.npz      # the book's illustrative 4-tool table
-    fgpo precompute | table-info | verify-table | score | coverage | study   (see fgpo --help)
+    fgpo precompute | table-info | verify-table | cross-build | score | questions | coverage | plan
+    fgpo scaling | ondemand | study | pipeline                      (see fgpo --help)
 
 Every training flag maps one-to-one onto a field of :class:`fgpo_lib.train.TrainConfig` (``--entropy-coef``,
 ``--kl-coef`` and ``--subsets-per-update`` onto its ``fgpo``, the GRPO flags onto its ``grpo``, ``--dpo-*`` onto its
@@ -510,6 +511,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--group-size", type=positive_int, default=8, help="GRPO's G")
     p.add_argument("--steps", type=positive_int, default=200, help="GRPO's full-batch updates")
     p.set_defaults(func=cmd_plan)
+    from . import ondemand, pipeline, scaling
+
+    p = sub.add_parser("scaling", help="the scaling chapter's runs: tables of 8 to 20 tools from a reader, every estimator on each (records/scaling/)")
+    scaling.add_arguments(p)
+    p.set_defaults(func=scaling.run)
+    p = sub.add_parser("ondemand", help="the sampled estimators with every cell an on-demand LLM call, on 12-20 tools (records/scaling_llm/)")
+    ondemand.add_arguments(p)
+    p.set_defaults(func=ondemand.run)
+    p = sub.add_parser("pipeline", help="every stage in order: precompute (resuming committed tables), scaling, on-demand, study; --dry-run prints the plan")
+    pipeline.add_arguments(p)
+    p.set_defaults(func=pipeline.run)
     p = sub.add_parser("study", help="run every setting's notebook, the summary notebooks, then build the book (what `make book` does)")
     study_arguments(p)
     p.set_defaults(func=study_run)

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from .genomics.libraries import LARGE_LIBRARIES, sub_table
-from .precompute import DEFAULT_CACHE, EngineOracle, PrecomputeEngine, PrecomputeError, PrecomputeSpec, code_version
+from .precompute import DEFAULT_CACHE, EngineOracle, PrecomputeEngine, PrecomputeSpec, code_version
 from .scaling import ESTIMATORS, REFERENCE, run_rows, run_scaling, scaling_config
 from .table import RewardTable
 from .train import SAMPLED, train
@@ -43,7 +43,7 @@ ON_DEMAND = tuple(n for n, kw in ESTIMATORS.items() if kw["method"] == "grpo" or
 #: the on-demand schedule: seeds, updates, questions per update, evaluation interval, learning rate (4x the reader
 #: runs', for a schedule 5x shorter), reward
 SCHEDULE = dict(seeds=(0, 1), steps=12, batch=8, eval_every=4, lr=0.2, reward="eq1")
-#: where ``python -m fgpo_lib.ondemand`` writes, and the book reads, the runs
+#: where ``fgpo ondemand`` writes, and the book reads, the runs
 RUNS_DIR = Path(__file__).resolve().parents[1] / "records" / "scaling_llm"
 
 
@@ -116,48 +116,54 @@ def load_on_demand(runs_dir: Path = RUNS_DIR) -> tuple[pd.DataFrame, pd.DataFram
         finals.append(f.assign(setting=d.name))
         prov[d.name] = json.loads((d / "provenance.json").read_text())
     if not prov:
-        raise FileNotFoundError(f"no on-demand runs under {runs_dir}; make them with python -m fgpo_lib.ondemand")
+        raise FileNotFoundError(f"no on-demand runs under {runs_dir}; make them with fgpo ondemand")
     return pd.concat(curves, ignore_index=True), pd.concat(finals, ignore_index=True), prov
 
 
-def main(argv=None) -> int:
-    """``python -m fgpo_lib.ondemand --benchmark B --reasoner R --table T.npz``: the estimators that sample, on the
-    20-tool library with every cell on demand and at 8 tools from the committed table ``T`` (the same questions), with
-    full FGPO as the 8-tool reference. Writes ``records/scaling_llm/<B>__<R>/`` after every run; a rerun resumes."""
-    import argparse
-
+def add_arguments(ap) -> None:
+    """The flags of ``fgpo ondemand`` (and ``python -m fgpo_lib.ondemand``)."""
     from .genomics.benchmarks import BENCHMARKS
     from .reasoners.registry import REASONERS
     from .validation import positive_int
 
-    ap = argparse.ArgumentParser(prog="python -m fgpo_lib.ondemand", allow_abbrev=False, description=main.__doc__.split("\n")[0])
     ap.add_argument("--benchmark", required=True, choices=list(BENCHMARKS))
     ap.add_argument("--reasoner", required=True, choices=list(REASONERS))
     ap.add_argument("--table", required=True, help="the committed 8-tool (163-subset) table of this benchmark and reasoner")
-    ap.add_argument("--tools", type=positive_int, default=20, choices=[n for n in LARGE_LIBRARIES if n > 8])
-    ap.add_argument("--estimators", nargs="+", default=list(ON_DEMAND), choices=list(ON_DEMAND), metavar="NAME")
+    ap.add_argument("--tools", type=positive_int, default=20, choices=[n for n in LARGE_LIBRARIES if n > 8], help="the larger library whose cells are computed on demand (default 20)")
+    ap.add_argument("--estimators", nargs="+", default=list(ON_DEMAND), choices=list(ON_DEMAND), metavar="NAME", help=f"the sampled estimators to run (default all: {', '.join(ON_DEMAND)})")
     ap.add_argument("--reasoner-kwargs", default="{}", help="JSON, e.g. '{\"n_threads\": 1}'")
-    ap.add_argument("--cache", default=str(DEFAULT_CACHE))
-    ap.add_argument("--out-dir", default=str(RUNS_DIR))
-    args = ap.parse_args(argv)
+    ap.add_argument("--cache", default=str(DEFAULT_CACHE), help="the SQLite cell cache (default ~/.cache/fgpo/cells.sqlite)")
+    ap.add_argument("--out-dir", default=str(RUNS_DIR), help="where the run records go (default records/scaling_llm)")
+
+
+def main(argv=None) -> int:
+    """``python -m fgpo_lib.ondemand``: the same as ``fgpo ondemand``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m fgpo_lib.ondemand", allow_abbrev=False, description=run.__doc__.split("\n")[0])
+    add_arguments(ap)
+    return run(ap.parse_args(argv))
+
+
+def run(args) -> int:
+    """``fgpo ondemand --benchmark B --reasoner R --table T.npz``: the estimators that sample, on the 20-tool library
+    with every cell on demand and at 8 tools from the committed table ``T`` (the same questions), with full FGPO as
+    the 8-tool reference. Writes ``records/scaling_llm/<B>__<R>/`` after every run; a rerun resumes."""
     try:
         kwargs = json.loads(args.reasoner_kwargs)
-        base = RewardTable.load(args.table)
-    except (ValueError, OSError) as exc:
-        raise SystemExit(f"error: {exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"--reasoner-kwargs: not valid JSON ({exc})") from None
+    base = RewardTable.load(args.table)
     out = Path(args.out_dir) / f"{args.benchmark}__{args.reasoner}"
     spec = PrecomputeSpec(args.benchmark, args.reasoner, questions=base.n_questions, tools=LARGE_LIBRARIES[args.tools], reasoner_kwargs=kwargs)
     engine = PrecomputeEngine(spec, cache=args.cache)
     if [q.qid for q in engine.questions] != base.question_ids:
-        raise SystemExit(f"error: {args.table} holds other questions than the {base.n_questions}-question sample of {args.benchmark}")
+        raise ValueError(f"--table {args.table} holds other questions than the {base.n_questions}-question sample of {args.benchmark}")
     out.mkdir(parents=True, exist_ok=True)
-    try:
-        engine.seed_from_table(base, source=Path(args.table).name)
-        curves, finals, cells = _records(out)
-        if len(cells):
-            seed_from_cells(engine, cells, json.loads((out / "provenance.json").read_text())["tables"], source=str(out / "cells.parquet"))
-    except PrecomputeError as exc:
-        raise SystemExit(f"error: {exc}") from None
+    engine.seed_from_table(base, source=Path(args.table).name)  # a PrecomputeError names what does not match
+    curves, finals, cells = _records(out)
+    if len(cells):
+        seed_from_cells(engine, cells, json.loads((out / "provenance.json").read_text())["tables"], source=str(out / "cells.parquet"))
     schedule = SCHEDULE
     prov = {"benchmark": args.benchmark, "reasoner": args.reasoner, "questions": base.n_questions, "code_version": code_version(),
             "schedule": {k: list(v) if isinstance(v, tuple) else v for k, v in schedule.items()}, "estimators": {n: ESTIMATORS[n] for n in [REFERENCE, *ON_DEMAND]},

@@ -191,7 +191,7 @@ def recommend(n_tools: int, runs_dir: Path | None = None) -> str | None:
 
 
 # --- committed run records ------------------------------------------------------------------------------------------
-#: where ``python -m fgpo_lib.scaling`` writes, and the book reads, the scaling runs
+#: where ``fgpo scaling`` writes, and the book reads, the scaling runs
 RUNS_DIR = Path(__file__).resolve().parents[1] / "records" / "scaling"
 SCHEDULE = dict(seeds=(0, 1, 2), steps=60, batch=16, eval_every=10, lr=0.05, reward="eq1")
 
@@ -223,28 +223,29 @@ def load_runs(runs_dir: Path = RUNS_DIR) -> tuple[pd.DataFrame, pd.DataFrame, di
         finals.append(pd.read_parquet(d / "finals.parquet").assign(setting=d.name))
         prov[d.name] = json.loads((d / "provenance.json").read_text())
     if not prov:
-        raise FileNotFoundError(f"no scaling runs under {runs_dir}; make them with python -m fgpo_lib.scaling")
+        raise FileNotFoundError(f"no scaling runs under {runs_dir}; make them with fgpo scaling")
     return pd.concat(curves, ignore_index=True), pd.concat(finals, ignore_index=True), prov
 
 
-def main(argv=None) -> int:
-    """``python -m fgpo_lib.scaling --benchmark B --reasoner R [--questions Q]``: build the tables (cached cells), run
-    every estimator on every library size, and write the run records to ``records/scaling/<B>__<R>/``."""
-    import argparse
-    import time
-
+def add_arguments(ap) -> None:
+    """The flags of ``fgpo scaling`` (and ``python -m fgpo_lib.scaling``)."""
     from .genomics.benchmarks import BENCHMARKS
     from .precompute import DEFAULT_CACHE
     from .reasoners.registry import REASONERS
     from .validation import positive_int
 
-    ap = argparse.ArgumentParser(prog="python -m fgpo_lib.scaling", allow_abbrev=False, description=main.__doc__.split("\n")[0])
     ap.add_argument("--benchmark", required=True, choices=list(BENCHMARKS))
     ap.add_argument("--reasoner", required=True, choices=list(REASONERS))
     ap.add_argument("--questions", type=positive_int, default=None, help="a task-stratified sample (default: all)")
-    ap.add_argument("--cache", default=str(DEFAULT_CACHE))
-    ap.add_argument("--out-dir", default=str(RUNS_DIR))
-    args = ap.parse_args(argv)
+    ap.add_argument("--cache", default=str(DEFAULT_CACHE), help="the SQLite cell cache (default ~/.cache/fgpo/cells.sqlite)")
+    ap.add_argument("--out-dir", default=str(RUNS_DIR), help="where the run records go (default records/scaling)")
+
+
+def run(args) -> int:
+    """``fgpo scaling --benchmark B --reasoner R [--questions Q]``: build the tables (cached cells), run every
+    estimator on every library size, and write the run records to ``records/scaling/<B>__<R>/``."""
+    import time
+
     t0 = time.perf_counter()
     tables = scaling_tables(args.benchmark, args.reasoner, args.questions, args.cache, progress=True)
     t1 = time.perf_counter()
@@ -254,6 +255,15 @@ def main(argv=None) -> int:
     write_runs(out, args.benchmark, args.reasoner, args.questions, tables, curves, finals, {"tables": round(t1 - t0, 1), "training": round(t2 - t1, 1)})
     print(f"wrote {out}: {len(curves)} curve points, tables {t1 - t0:.0f} s, training {t2 - t1:.0f} s")
     return 0
+
+
+def main(argv=None) -> int:
+    """``python -m fgpo_lib.scaling``: the same as ``fgpo scaling``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m fgpo_lib.scaling", allow_abbrev=False, description=run.__doc__.split("\n")[0])
+    add_arguments(ap)
+    return run(ap.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -118,19 +118,20 @@ def test_committed_eight_tool_point_reruns(setting):
 
 
 def test_on_demand_cli_names_bad_input(tmp_path, capsys):
-    """A table of another benchmark's sample, a missing table and an unknown benchmark: one line naming the problem."""
-    from fgpo_lib.ondemand import main
+    """``fgpo ondemand`` with a table of another benchmark's sample, a missing table and an unknown benchmark: exit 2
+    and one line naming the problem."""
+    from fgpo_lib.cli import main
 
     eight = PrecomputeEngine(PrecomputeSpec("genehop", "records", questions=4), cache=tmp_path / "a.sqlite")
     eight.run(progress=False)
     eight.build_table().save(tmp_path / "t.npz")
     common = ["--reasoner", "records", "--cache", str(tmp_path / "b.sqlite"), "--out-dir", str(tmp_path / "out")]
-    with pytest.raises(SystemExit, match="holds other questions than the 4-question sample of geneseq"):
-        main(["--benchmark", "geneseq", "--table", str(tmp_path / "t.npz"), *common])
-    with pytest.raises(SystemExit, match="no such file"):
-        main(["--benchmark", "genehop", "--table", str(tmp_path / "missing.npz"), *common])
+    assert main(["ondemand", "--benchmark", "geneseq", "--table", str(tmp_path / "t.npz"), *common]) == 2
+    assert "--table" in (err := capsys.readouterr().err) and "holds other questions than the 4-question sample of geneseq" in err
+    assert main(["ondemand", "--benchmark", "genehop", "--table", str(tmp_path / "missing.npz"), *common]) == 2
+    assert "missing.npz: no such file" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        main(["--benchmark", "nope", "--table", str(tmp_path / "t.npz"), *common])
+        main(["ondemand", "--benchmark", "nope", "--table", str(tmp_path / "t.npz"), *common])
     assert "invalid choice: 'nope'" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()  # nothing written for a refused run
 

@@ -86,3 +86,18 @@ def test_cli_reports_bad_table_clearly(tmp_path, capsys):
     assert main(["train", "--table", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "bad.csv: row 2, column 'reward': 2.0 is outside the declared reward range" in err
+
+
+def test_fgpo_help_lists_every_stage_and_the_pipeline_dry_run_computes_nothing(capsys):
+    """One command line: scaling and ondemand are subcommands, and ``fgpo pipeline --dry-run`` prints each stage."""
+    from fgpo_lib.cli import main
+    from fgpo_lib.pipeline import STAGES
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert all(cmd in out for cmd in ("scaling", "ondemand", "pipeline", "cross-build", "questions"))
+    assert main(["pipeline", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert [line.split(":")[0] for line in out.splitlines() if line.startswith("stage ")] == [f"stage {s}" for s in STAGES]
+    assert main(["pipeline", "--dry-run", "--stages", "nope"]) == 2
