@@ -6,12 +6,17 @@ where greedy decoding meets a near-tie. This module names a build (:func:`build_
 agreement on a sample of its cells and extra cells (:func:`measure`, one JSON record per table under
 ``records/crossbuild/``), and turns the measured rate into the live test's rule (:func:`agreement_rule`):
 
-* **same build** as the table: every re-derived cell must agree (greedy decoding is deterministic for one build,
-  one prompt and one evaluation order);
-* **another build**: at least ``k`` of ``n`` agree, where ``k`` is the 1% quantile of ``Binomial(n, p_lo)`` and
-  ``p_lo`` the lower end of the 95% Wilson interval of the rate measured for that table (pooled over every
-  measured table where the table has no record). A faithful table then fails with probability at most about 1%;
-  :func:`pass_probability` says how often a table corrupted in a share of its cells would still pass.
+at least ``k`` of ``n`` re-derived cells must agree, where ``k`` is the 1% quantile of ``Binomial(n, p_lo)`` and
+``p_lo`` the lower end of the 95% Wilson interval of the measured rate: the table's own record where it was measured
+in the same situation (on its own build, or on another), else every record of that situation pooled. A faithful
+table then fails with probability at most about 1%; :func:`pass_probability` says how often a table corrupted in a
+share of its cells would still pass.
+
+**Not exact on the same build.** The issue asked for exact agreement on a table's own build. Measured, it is not: a
+SmolLM2 table made by the portable build re-derives 97 of 100 cells under that very build. llama.cpp reuses the
+longest cached prompt prefix, and a re-derivation of a few subsets of a question evaluates them after other
+prompts than the precompute did, so the prompt is split into other batches and summed in another order; a
+near-tie flips. So the same-build rule is also a measured threshold (from the same-build records).
 
 Counts convention: ``agree`` of ``checked`` re-derived cells; rates in [0, 1].
 """
@@ -96,22 +101,24 @@ def load_records(directory: Path = RECORDS) -> dict[str, dict]:
     return {p.stem: json.loads(p.read_text()) for p in sorted(Path(directory).glob("*.json"))}
 
 
-def measured_rate(records: dict[str, dict], table: str | None, kind: str) -> tuple[int, int]:
-    """``(agree, checked)`` of ``kind`` (``'cells'`` or ``'extras'``) across builds: the table's own record, or all
-    records pooled where the table has none (or ``table`` is None)."""
-    chosen = [records[table]] if table in records else list(records.values())
-    chosen = [r for r in chosen if r["table_build"] != r["live_build"]]
+def measured_rate(records: dict[str, dict], table: str | None, kind: str, same_build: bool = False) -> tuple[int, int]:
+    """``(agree, checked)`` of ``kind`` (``'cells'`` or ``'extras'``) re-derived on the table's own build
+    (``same_build``) or on another: the table's own record if it was measured so, else every such record pooled
+    (also where ``table`` is None)."""
+    situation = [r for r in records.values() if (r["table_build"] == r["live_build"]) == same_build]
+    own = records.get(table) if table is not None else None
+    chosen = [own] if own is not None and (own["table_build"] == own["live_build"]) == same_build else situation
     return sum(r[kind]["agree"] for r in chosen), sum(r[kind]["checked"] for r in chosen)
 
 
-def agreement_rule(n: int, same_build: bool, agree: int = 0, checked: int = 0) -> int:
-    """The fewest of ``n`` re-derived cells that must agree (module doc): ``n`` on the same build; on another, the
-    ``FALSE_ALARM`` quantile of ``Binomial(n, p_lo)``, with ``p_lo`` the lower Wilson bound of the measured
-    ``agree / checked``."""
-    if same_build or n == 0:
-        return n
+def agreement_rule(n: int, agree: int, checked: int) -> int:
+    """The fewest of ``n`` re-derived cells that must agree (module doc): the ``FALSE_ALARM`` quantile of
+    ``Binomial(n, p_lo)``, with ``p_lo`` the lower Wilson bound of the measured ``agree / checked``. 0 means the
+    check cannot fail at this ``n``: a caller must not present it as a check."""
+    if n == 0:
+        return 0
     if checked == 0:
-        raise ValueError("no cross-build measurement to derive the rule from: run `fgpo cross-build` on the table first")
+        raise ValueError("no measurement to derive the rule from: run `fgpo cross-build` on the table first")
     p_lo = wilson_interval(agree, checked)[0]
     return int(stats.binom.ppf(FALSE_ALARM, n, p_lo))
 
@@ -155,16 +162,16 @@ def negative_control(path: Path, kind: str, cells: int, seed: int = 0, records: 
     table = RewardTable.load(path)
     res = rederive_cells(table, table_spec(table), wrong_reasoner(table, kind), cells, seed)
     records = load_records() if records is None else records
-    k = agreement_rule(res["checked"], False, *measured_rate(records, Path(path).stem, "cells"))
+    k = agreement_rule(res["checked"], *measured_rate(records, Path(path).stem, "cells"))
     return {"table": Path(path).stem, "control": kind, "checked": res["checked"], "agree": res["agree"], "rule_k": k, "passes": res["agree"] >= k}
 
 
 def rule_for(path: Path, table: RewardTable, n: int, kind: str, live_backend: dict, records: dict | None = None) -> int:
-    """The live test's rule for ``n`` re-derived ``kind`` (``'cells'`` or ``'extras'``) of the table at ``path``:
-    exact on the table's own build; on another, from the table's record if it was measured on this very file, else
-    from every record pooled."""
+    """The live test's rule for ``n`` re-derived ``kind`` (``'cells'`` or ``'extras'``) of the table at ``path``, on
+    ``live_backend``'s build: from the table's record if it was measured on this very file in the same situation (own
+    build or another), else from every record of that situation pooled."""
     records = load_records() if records is None else records
     same = build_name(table.provenance.get("backend")) == build_name(live_backend)
     own = records.get(Path(path).stem)
     stem = Path(path).stem if own and own["table_sha256"] == file_sha256(path) else None
-    return agreement_rule(n, same, *measured_rate(records, stem, kind))
+    return agreement_rule(n, *measured_rate(records, stem, kind, same))
