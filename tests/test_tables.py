@@ -2,12 +2,13 @@
 build: 20 random cells each (10 for the 1.5B model, whose cells cost most) and the extra cells (All-Tools, the
 selection call) of 2 questions.
 
-The rule depends on the build (:mod:`fgpo_lib.crossbuild`): on the table's own build every cell must agree; on
-another, at least the 1% quantile of Binomial(n, p_lo), with p_lo the lower 95% bound of the cross-build agreement
-measured for that table (``records/crossbuild/``). On this project's machines the tables' AVX-512 build and the
-portable x86-64-v3 build are both common, so this test runs the cross-build leg wherever the build is not the
-table's. The negative controls show what the rule catches: the same cells re-derived by a wrong model or with a
-wrong prompt must fail it.
+The rule (:mod:`fgpo_lib.crossbuild`): at least the 1% quantile of Binomial(n, p_lo), with p_lo the lower 95% bound
+of the agreement measured for that table (``records/crossbuild/``) in the same situation: re-derived on its own build
+or on another. On this project's machines the tables' AVX-512 build and the portable x86-64-v3 build are both
+common, so this test runs the cross-build leg wherever the build is not the table's. Where the rule would accept 0
+agreeing items (a measured rate too low for so few items: SmolLM2's selection calls), that check is skipped and says
+so rather than pretending to check. The negative controls show what the rule catches: the same cells re-derived by a
+wrong model or with a wrong prompt must fail it.
 """
 
 from functools import lru_cache
@@ -47,12 +48,14 @@ def test_committed_table_rederives_live(path):
     res = verify_table(table, n, seed=0, reasoner=reasoner)
     assert res["checked"] == n
     k = rule_for(path, table, n, "cells", live, RECORDS)
+    assert k >= n // 2, f"the cells' rule asks only {k} of {n}: a check this weak would pass a broken table"
     assert res["agree"] >= k, (build_name(table.provenance["backend"]), build_name(live), k, res["disagreements"])
-    # its extra cells (All-Tools, the selection call) of 2 questions, where it has them
-    extra = verify_extras(table, 2, seed=0, reasoner=reasoner)
-    assert extra["checked"] == 2 * len({"all_tools", "selection"} & set(table.extras))
-    k = rule_for(path, table, extra["checked"], "extras", live, RECORDS)
-    assert extra["agree"] >= k, (k, extra["disagreements"])
+    # its extra cells (All-Tools, the selection call) of 2 questions, where it has them and the check has power
+    kinds = len({"all_tools", "selection"} & set(table.extras))
+    k = rule_for(path, table, 2 * kinds, "extras", live, RECORDS) if kinds else 0
+    if k > 0:
+        extra = verify_extras(table, 2, seed=0, reasoner=reasoner)
+        assert extra["checked"] == 2 * kinds and extra["agree"] >= k, (k, extra["disagreements"])
 
 
 def test_every_llm_table_has_a_current_cross_build_record():
