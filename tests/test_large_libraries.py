@@ -52,4 +52,5 @@ def test_larger_library_shares_the_eight_tool_cells(tmp_path):
     assert stats["computed"] == 6 * (794 - 163)
     cols = [t12.space.index_of(t8.space.names_of(s)) for s in range(163)]
     np.testing.assert_array_equal(t12.rewards[:, cols], t8.rewards)
-    assert len(make_all_tools()) == 20
+    assert tuple(t.name for t in make_all_tools()) == ALL_TOOL_ORDER  # the 8, the 12, then GeneRegion's 4: one registry
+    assert len(ALL_TOOL_ORDER) == 24
