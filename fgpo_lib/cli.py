@@ -413,7 +413,7 @@ def cmd_cross_build(args: argparse.Namespace) -> int:
             for control in CONTROLS:
                 rec = negative_control(path, control, args.controls, args.seed, done)
                 _write_json(rec, str(out_dir / "controls" / f"{path.stem}__{control}.json"))
-                print(f"{path.stem}, wrong {control}: {rec['agree']}/{rec['checked']} agree; the rule asks {rec['rule_k']}: {'PASSES (the check is blind to it)' if rec['passes'] else 'fails, as it must'}", flush=True)
+                print(f"{path.stem}, control {control}: {rec['agree']}/{rec['checked']} agree; the rule asks {rec['rule_k']}: {'PASSES (cell agreement is blind to it)' if rec['passes'] else 'fails, as it must'}", flush=True)
         return 0
     for path in map(Path, args.table):
         old = done.get(path.stem)

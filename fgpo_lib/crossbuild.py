@@ -129,8 +129,10 @@ def pass_probability(n: int, k: int, agree_rate: float, corrupt_share: float) ->
     return float(stats.binom.sf(k - 1, n, agree_rate * (1 - corrupt_share)))
 
 
-#: the negative controls: a wrong part swapped into a table's re-derivation
-CONTROLS = ("model", "prompt")
+#: the negative controls: a wrong part swapped into a table's re-derivation (``model``, ``prompt``), or the table's
+#: own cells corrupted (``corrupt``: a share :data:`CORRUPT_SHARE` of its rewards r replaced by 1 - r)
+CONTROLS = ("model", "prompt", "corrupt")
+CORRUPT_SHARE = 0.3
 WRONG_SYSTEM_PROMPT = "You answer questions about genes. Reply with one short phrase."
 
 
@@ -153,14 +155,30 @@ def wrong_reasoner(table: RewardTable, kind: str):
     raise ValueError(f"unknown negative control {kind!r}; use one of {', '.join(CONTROLS)}")
 
 
+def corrupted(table: RewardTable, share: float = CORRUPT_SHARE, seed: int = 0) -> RewardTable:
+    """A copy of ``table`` with a seeded ``share`` of its cells' rewards r replaced by ``hi + lo - r`` (1 - r on
+    [0, 1]): what a table damaged after it was made looks like to the live check."""
+    rng = np.random.default_rng(seed)
+    bad = rng.random(table.rewards.shape) < share
+    lo, hi = table.reward_range
+    copy = table.select(np.arange(table.n_questions))
+    copy.rewards = np.where(bad, hi + lo - table.rewards, table.rewards).astype(np.float32)
+    return copy
+
+
 def negative_control(path: Path, kind: str, cells: int, seed: int = 0, records: dict | None = None) -> dict:
-    """Re-derive ``cells`` cells of the table at ``path`` with :func:`wrong_reasoner` and judge them by the live
-    test's cross-build rule: ``{"table", "control", "checked", "agree", "rule_k", "passes"}``. ``passes`` must be
-    False: a check that a wrong model or prompt passes would prove nothing."""
-    from .verify import rederive_cells, table_spec
+    """Re-derive ``cells`` cells of the table at ``path`` with a wrong part (:func:`wrong_reasoner`) or against a
+    corrupted copy of it (:func:`corrupted`), and judge them by the live test's cross-build rule: ``{"table",
+    "control", "checked", "agree", "rule_k", "passes"}``. A wrong model or prompt is refused before any cell by the
+    fingerprint check of :func:`fgpo_lib.verify.verify_table`; these controls bypass it to show what cell agreement
+    alone sees."""
+    from .verify import rederive_cells, table_reasoner, table_spec
 
     table = RewardTable.load(path)
-    res = rederive_cells(table, table_spec(table), wrong_reasoner(table, kind), cells, seed)
+    if kind == "corrupt":
+        res = rederive_cells(corrupted(table), table_spec(table), table_reasoner(table), cells, seed)
+    else:
+        res = rederive_cells(table, table_spec(table), wrong_reasoner(table, kind), cells, seed)
     records = load_records() if records is None else records
     k = agreement_rule(res["checked"], *measured_rate(records, Path(path).stem, "cells"))
     return {"table": Path(path).stem, "control": kind, "checked": res["checked"], "agree": res["agree"], "rule_k": k, "passes": res["agree"] >= k}
