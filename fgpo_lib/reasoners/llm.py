@@ -128,6 +128,13 @@ class LlamaCppReasoner(Reasoner):
         self.evaluated_tokens = 0  # tokens past the prefix shared with the previous prompt: what reuse evaluates
         self._last: list[int] = []
 
+    def reset(self) -> None:
+        """Forget the cached prompt prefix: the next prompt is evaluated from its first token, as in a fresh process.
+        A re-derivation starts so, like the precompute it checks: which prefix is cached changes how llama.cpp splits
+        a prompt into batches, and so, at a near-tie, the greedy answer."""
+        self.llm.reset()
+        self._last = []
+
     def prompt(self, question: str, tool_outputs: list[str]) -> str:
         if self.chat:
             return chatml_prompt(self.template, question, tool_outputs, self.demos)
