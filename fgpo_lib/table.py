@@ -376,11 +376,11 @@ class RewardTable:
                 raise RewardTableError(f"{name}: row {r}, column 'tools': a tool appears twice in {lbl!r}")
         sizes = {lbl: len(p) for lbl, p in split_names.items()}
         if subsets is not None:
-            chosen = list(dict.fromkeys(tools_col)) if isinstance(subsets, str) and subsets == "observed" else list(subsets)
             if isinstance(subsets, str) and subsets != "observed":
                 raise RewardTableError(f"{name}: subsets must be 'observed' or a list of '+'-joined labels, got {subsets!r}")
+            chosen = tools_col if subsets == "observed" else list(subsets)
             try:
-                space = SubsetSpace.from_labels(tuple(tool_names), _distinct_subsets(chosen, tool_names))
+                space = SubsetSpace.from_labels(tuple(tool_names), _distinct_subsets(chosen))
             except SubsetSpaceError as exc:
                 raise RewardTableError(f"{name}: {exc}") from None
         else:
@@ -451,7 +451,7 @@ class RewardTable:
         )
 
 
-def _distinct_subsets(labels, tool_names) -> list[str]:
+def _distinct_subsets(labels) -> list[str]:
     """Labels naming distinct subsets (``'b+a'`` and ``'a+b'`` are one), in first-seen order."""
     seen, out = set(), []
     for lbl in labels:
