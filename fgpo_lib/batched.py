@@ -12,7 +12,9 @@ How it departs from :func:`~fgpo_lib.train.train`:
 * linear policies only (``hidden = 0``), flat or factorized, optionally with a prior;
 * a run draws from its own seeded generator, but not in train()'s order, so GRPO and the k-subset dial match
   train() in distribution, not draw for draw;
-* methods: ``fgpo`` (with the entropy bonus and the k-subset dial), ``grpo`` (``beta = 0``), ``sft``, ``dpo``; the
+* methods: those the registry marks ``batched`` (:func:`fgpo_lib.algos.registry.batched_methods`): the ``exact``
+  family through its ``loss`` (FGPO with the entropy bonus and the k-subset dial, TPO), the ``grpo`` family through its
+  ``advantage`` (``beta = 0``), ``sft``, ``dpo``; the
   KL terms and GRPO's ``beta`` need train(); with full batches of unequal runs, padded rows enter GRPO's ``batch``
   std (not its ``group`` or ``none`` scaling, nor any loss);
 * DPO: a run whose batch holds no preference pair (every question constant) still takes an Adam step, with a zero
@@ -33,7 +35,8 @@ import torch
 import torch.nn.functional as F
 
 from .algos import GRPOConfig, best_subsets, grpo_advantages, grpo_loss
-from .algos.fgpo import draw_subset_mask, fgpo_loss
+from .algos.fgpo import draw_subset_mask
+from .algos.registry import METHODS, batched_methods
 from .algos.imitation import draw_rejected
 from .metrics import evaluate, reward_classes
 from .policy import SubsetPolicy
@@ -41,7 +44,7 @@ from .rewards import RewardSpec
 from .table import RewardTable
 from .train import TrainConfig, _per_question, prior_probs
 
-BATCHED_METHODS = ("fgpo", "grpo", "sft", "dpo")
+BATCHED_METHODS = batched_methods()
 ADAM_BETAS, ADAM_EPS = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults
 
 
@@ -89,6 +92,9 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
     spec = RewardSpec.parse(cfg.reward)
     reward = torch.as_tensor(spec.apply(table.rewards, space))  # what the optimizer sees
     differential = spec.kind == "differential"
+    method = METHODS[cfg.method]
+    grpo_family = method.family == "grpo"
+    advantage = (method.advantage(cfg, spec) if method.advantage else lambda r, logp: grpo_advantages(r, cfg.grpo.scale_rewards)) if grpo_family else None
     scores = torch.as_tensor(table.rewards)
     best = best_subsets(scores)
     values, classes = reward_classes(table.rewards)  # the raw score's classes, sorted once
@@ -107,7 +113,7 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
     seen = torch.zeros(R, n, space.n_subsets, dtype=torch.bool)
     calls = torch.zeros(R, dtype=torch.int64)
     asked_empty = torch.zeros(R, n, dtype=torch.bool)  # differential reward: questions whose no-tool cell was asked for
-    if cfg.method in ("sft", "dpo") or (cfg.method == "fgpo" and not 0 < cfg.fgpo.subsets_per_update < space.n_subsets):
+    if method.family in ("exact", "imitation") and not (cfg.method == "fgpo" and 0 < cfg.fgpo.subsets_per_update < space.n_subsets):
         for r, t in enumerate(train_rows):  # methods that read every cell of their training questions once
             seen[r, t] = True
             calls[r] = len(t) * space.n_subsets
@@ -142,8 +148,8 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
     def loss_of(w, b, rows, mask, drawn) -> torch.Tensor:
         z = logits(w, b, rows)
         per_run = lambda per_q: ((per_q * mask).sum(1) / mask.sum(1)).sum()  # noqa: E731 - each run's own mean, summed
-        if cfg.method == "fgpo":
-            return per_run(fgpo_loss(z, reward[rows], cfg.fgpo.entropy_coef, subset_mask=drawn, reduction="none"))
+        if method.family == "exact":
+            return per_run(method.loss(cfg, z, reward[rows], drawn))
         if cfg.method == "sft":
             return per_run(-torch.log_softmax(z, -1).gather(2, best[rows][..., None])[..., 0])
         if cfg.method == "dpo":  # the reference is the initial policy: every run starts at zero weights
@@ -188,7 +194,7 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
         if cfg.method == "dpo":  # one rejected subset per question, drawn as train() draws it
             pairs = [draw_rejected(scores[rows[r]], best[rows[r]], gens[r]) for r in range(R)]
             drawn = (torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs]))
-        if cfg.method == "grpo":
+        if grpo_family:
             with torch.no_grad():
                 logp_all = torch.log_softmax(logits(params[0], params[1], rows) / cfg.grpo.temperature, -1)
                 samples = torch.stack([torch.multinomial(logp_all[r].exp(), cfg.group_size, replacement=True, generator=gens[r]) for r in range(R)])
@@ -202,8 +208,8 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
                     calls[r] += int((~asked_empty[r, q]).sum())
                     asked_empty[r, q] = True
                     seen[r, q, space.index_of([])] = True
-            drawn = (samples, logp_all.gather(2, samples), grpo_advantages(rewards, cfg.grpo.scale_rewards))
-        iterations = cfg.grpo.num_iterations if cfg.method == "grpo" else 1
+            drawn = (samples, logp_all.gather(2, samples), advantage(rewards, logp_all))
+        iterations = cfg.grpo.num_iterations if grpo_family else 1
         for _ in range(iterations):
             w, b = (p.clone().requires_grad_(True) for p in params)
             grads = torch.autograd.grad(loss_of(w, b, rows, mask, drawn), (w, b))

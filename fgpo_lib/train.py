@@ -35,11 +35,11 @@ import torch
 from tqdm import tqdm
 
 from ._version import __version__
-from .algos import BASELINES, DPO, FGPO, GRPO, SFT, DPOConfig, FGPOConfig, GRPOConfig
-from .algos.rloo import RLOOConfig, rloo_surrogate
-from .algos.sampled import SampledEstimator
-from .algos.sum_and_sample import SumAndSampleConfig, sum_and_sample_surrogate
-from .algos.unordered_set import UnorderedSetConfig, unordered_set_surrogate
+from .algos import BASELINES, DPOConfig, FGPOConfig, GRPOConfig
+from .algos.registry import METHODS as REGISTRY
+from .algos.registry import Setup, check_method, make_optimizer, parse_settings, sampling_methods, settings_of
+from .algos.sum_and_sample import SumAndSampleConfig
+from .algos.unordered_set import UnorderedSetConfig
 from .features import make_featurizer
 from .metrics import evaluate, expected_reward, greedy_reward, reward_classes
 from .oracle import RewardOracle, TableOracle
@@ -48,21 +48,16 @@ from .rewards import RewardSpec
 from .table import RewardTable
 from .validation import MAX_GROUP, MAX_HIDDEN, MAX_QUESTIONS, MAX_SEED, MAX_STEPS, check_ranges
 
-#: the sampled estimators of the scaling chapter: method -> its surrogate, built from a TrainConfig
-SAMPLED = {
-    "rloo": lambda cfg: rloo_surrogate(RLOOConfig(cfg.group_size)),
-    "sum-and-sample": lambda cfg: sum_and_sample_surrogate(cfg.sas),
-    "unordered-set": lambda cfg: unordered_set_surrogate(cfg.us),
-}
-#: the method registry: trained methods, then the untrained reference policies of :mod:`fgpo_lib.algos.baselines`
-METHODS = ("fgpo", "grpo", "rloo", "sum-and-sample", "unordered-set", "sft", "dpo", *BASELINES)
+#: the method names of :data:`fgpo_lib.algos.registry.METHODS`, in registry order
+METHODS = tuple(REGISTRY)
+#: the methods that learn only through a reward oracle (GRPO's family and the sampled estimators)
+SAMPLED = sampling_methods()
 
 
 @dataclass
 class TrainConfig:
     method: str = "fgpo"
-    """One of :data:`METHODS`: 'fgpo', 'grpo', 'rloo', 'sum-and-sample', 'unordered-set', 'sft', 'dpo', 'uniform',
-    'oracle-best'."""
+    """A name of the method registry (:data:`fgpo_lib.algos.registry.METHODS`; ``fgpo train --help`` lists them)."""
     seed: int = 0
     """Fixes policy initialisation, minibatches, GRPO's samples and the metric samples."""
     steps: int = 200
@@ -98,13 +93,15 @@ class TrainConfig:
     """Sum-and-sample settings (RLOO takes group_size)."""
     us: UnorderedSetConfig = field(default_factory=UnorderedSetConfig)
     """Unordered-set estimator settings."""
+    settings: dict = field(default_factory=dict)
+    """The method's own settings when the registry gives it no field above (for example {"eta": 0.5} for 'tpo',
+    {"alpha": 0.1} for 'rl-zvp'); {} takes its defaults."""
 
     RANGES = {"seed": (0, MAX_SEED), "steps": (0, MAX_STEPS), "lr": (0, None), "batch_questions": (0, MAX_QUESTIONS), "group_size": (2, MAX_GROUP),
               "hidden": (0, MAX_HIDDEN), "eval_every": (1, MAX_STEPS)}
 
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise ValueError(f"unknown method {self.method!r}; use one of {METHODS}")
+        check_method(self.method)
         check_ranges(self)
         RewardSpec.parse(self.reward)  # a clear error for an unknown reward, before any training
         if isinstance(self.fgpo, dict):
@@ -117,6 +114,7 @@ class TrainConfig:
             self.sas = SumAndSampleConfig(**self.sas)
         if isinstance(self.us, dict):
             self.us = UnorderedSetConfig(**self.us)
+        self.settings = parse_settings(self.method, self.settings)
 
 
 def prior_probs(space, prior: dict[str, float] | None) -> np.ndarray | None:
@@ -210,21 +208,16 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
 
     steps = cfg.steps
     reward = RewardSpec.parse(cfg.reward)
+    algo = None
     if cfg.method in BASELINES:
-        algo, steps = None, 0
+        steps = 0
         evaluations = {"reasoner_calls": 0 if cfg.method == "uniform" else table.n_questions * table.n_subsets}
         evaluations["unique_reasoner_calls"] = evaluations["reasoner_calls"]
-    elif cfg.method == "fgpo":
-        algo = FGPO(cfg.fgpo, torch.from_numpy(reward.apply(table.rewards, table.space)), ref_policy, len(train_rows), torch.from_numpy(np.array(table.space.masks)))
-    elif cfg.method in SAMPLED:
-        surrogate = SAMPLED[cfg.method](cfg)
-        algo = SampledEstimator(surrogate, RewardOracle(oracle if oracle is not None else TableOracle(table), reward, table.space))
-    elif cfg.method == "sft":
-        algo = SFT(torch.from_numpy(table.rewards), len(train_rows))
-    elif cfg.method == "dpo":
-        algo = DPO(cfg.dpo, torch.from_numpy(table.rewards), ref_policy, len(train_rows))
     else:
-        algo = GRPO(cfg.grpo, RewardOracle(oracle if oracle is not None else TableOracle(table), reward, table.space), cfg.group_size, ref_policy)
+        reads_table = cfg.method not in SAMPLED  # an on-demand table has no rewards to read
+        setup = Setup(cfg, settings_of(cfg), table, torch.from_numpy(reward.apply(table.rewards, table.space)) if reads_table else None,
+                      reward, ref_policy, len(train_rows), lambda: RewardOracle(oracle if oracle is not None else TableOracle(table), reward, table.space))
+        algo = make_optimizer(cfg.method, setup)
     optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.lr)
 
     def current_probs() -> np.ndarray:

@@ -55,9 +55,9 @@ def test_kmer_spectrum_by_hand():
 def test_knn_votes_15_references_and_finds_a_copy_of_one():
     ref = reference_pool()[0]
     out = run_tool(KNN, ref.seq)
-    counts = [int(n) for n in __import__("re").findall(r"(\d+) (?:promoter|splice|transcription|none)", out)]
+    counts = [int(n) for n in __import__("re").findall(r"(\d+) \([A-E]\) (?:promoter|splice|transcription|none)", out)]
     assert out.startswith("[knn] 15 nearest labelled references: ") and sum(counts) == 15
-    assert OPTIONS[ref.option] in out  # the reference itself is its own nearest neighbour
+    assert f"({LETTERS[ref.option]}) {OPTIONS[ref.option]}" in out  # the reference is its own nearest neighbour; the vote names the option's letter
 
 
 def test_motif_scan_finds_a_planted_consensus():

@@ -111,9 +111,11 @@ class GRPO:
         oracle: callable ``(rows (B,), subsets (B, G)) -> (B, G)`` rewards that counts ``calls`` and ``unique_calls``.
         group_size: ``G``, samples per question.
         ref_policy: frozen initial policy for the KL term, or ``None``.
+        advantage: ``(rewards (B, G), log pi_old (B, S)) -> (B, G)``, a variant's advantage (for example
+            :mod:`fgpo_lib.algos.zero_variance`); ``None`` is GRPO's own (module doc, step 3).
     """
 
-    def __init__(self, config: GRPOConfig, oracle, group_size: int, ref_policy: torch.nn.Module | None) -> None:
+    def __init__(self, config: GRPOConfig, oracle, group_size: int, ref_policy: torch.nn.Module | None, advantage=None) -> None:
         if config.scale_rewards not in SCALE_REWARDS:
             raise ValueError(f"unknown scale_rewards {config.scale_rewards!r}; use one of {SCALE_REWARDS}")
         if group_size < 2:
@@ -122,6 +124,7 @@ class GRPO:
         self.oracle = oracle
         self.group_size = group_size
         self.ref_policy = ref_policy
+        self.advantage = advantage
         self.last_dead: dict[int, bool] = {}  # question row -> was its last group dead (GRESO)
         self.buffer: list[tuple] = []  # live groups (row, samples, rewards, old log-probs), newest last (replay)
         self.skipped = self.replayed = 0
@@ -167,7 +170,11 @@ class GRPO:
             return {"loss": 0.0, "optimizer_steps": 0, "group_zero_variance": float(zero_var)}
         x, samples, rewards, logp_old = x[keep], samples[keep], rewards[keep], logp_old[keep]
         logp_ref = None if logp_ref is None else logp_ref[keep]
-        advantages = grpo_advantages(rewards, cfg.scale_rewards)
+        if self.advantage is None:
+            advantages = grpo_advantages(rewards, cfg.scale_rewards)
+        else:
+            with torch.no_grad():
+                advantages = self.advantage(rewards, torch.log_softmax(policy(x) / cfg.temperature, dim=-1))
         for _ in range(cfg.num_iterations):
             logp_all = torch.log_softmax(policy(x) / cfg.temperature, dim=-1)
             loss = grpo_loss(logp_all.gather(1, samples), logp_old, advantages, cfg.epsilon, cfg.beta, logp_ref)

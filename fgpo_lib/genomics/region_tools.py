@@ -27,7 +27,7 @@ import numpy as np
 from Bio import motifs
 from Bio.Seq import Seq
 
-from .generegion import DATA, OPTIONS, reference_pool
+from .generegion import DATA, LETTERS, OPTIONS, reference_pool
 from .tools import SequenceTool
 
 JASPAR_RELEASE = "JASPAR2024"
@@ -157,7 +157,7 @@ class KNN(SequenceTool):
         nearest = np.lexsort((np.arange(len(sims)), -np.round(sims, 9)))[:KNN_K]  # ties: the earlier reference
         votes = Counter(options[nearest].tolist())
         ranked = sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))
-        return [f"{KNN_K} nearest labelled references: " + ", ".join(f"{n} {OPTIONS[o]}" for o, n in ranked)]
+        return [f"{KNN_K} nearest labelled references: " + ", ".join(f"{n} ({LETTERS[o]}) {OPTIONS[o]}" for o, n in ranked)]
 
 
 REGION_TOOL_CLASSES = (Composition, MotifScan, SpliceScan, KNN)

@@ -40,6 +40,8 @@ from ..table import RewardTable, extra_scores
 from ..train import TrainConfig, train
 
 LR_GRID = (0.01, 0.05, 0.2)
+#: the names of the arms other modules and chapters refer to, typed once
+FGPO_ARM, GRPO_PAPER, SFT_ARM = "FGPO", "GRPO (paper)", "SFT"
 PAPER_GRPO_RATIO = 2.4  # the paper's on-demand GRPO calls over FGPO's table cells
 
 
@@ -75,15 +77,20 @@ def _fgpo(reward: str = "eq1", **kw) -> TrainConfig:
 ARMS: dict[str, Arm] = {
     a.name: a
     for a in (
-        Arm("FGPO", "paper", _fgpo(fgpo={"entropy_coef": 0.03}), epochs=4),
-        Arm("GRPO (paper)", "paper", TrainConfig(method="grpo", reward="differential", group_size=6, batch_questions=64), budget=PAPER_GRPO_RATIO),
-        Arm("SFT", "paper", TrainConfig(method="sft", batch_questions=16), epochs=4),
+        Arm(FGPO_ARM, "paper", _fgpo(fgpo={"entropy_coef": 0.03}), epochs=4),
+        Arm(GRPO_PAPER, "paper", TrainConfig(method="grpo", reward="differential", group_size=6, batch_questions=64), budget=PAPER_GRPO_RATIO),
+        Arm(SFT_ARM, "paper", TrainConfig(method="sft", batch_questions=16), epochs=4),
         *(Arm(f"DPO (beta {b:g})", "paper", TrainConfig(method="dpo", batch_questions=16, dpo={"beta": b}), epochs=4) for b in (0.1, 0.3, 0.5)),
         Arm("GRPO (Eq. 1, std)", "control", TrainConfig(method="grpo", reward="eq1", group_size=6, batch_questions=64), budget=PAPER_GRPO_RATIO),
         Arm("Dr. GRPO (Eq. 1)", "control", TrainConfig(method="grpo", reward="eq1", group_size=6, batch_questions=64, grpo={"scale_rewards": "none"}), budget=PAPER_GRPO_RATIO),
         Arm("FGPO (lambda 0)", "control", _fgpo("eq1(0)", fgpo={"entropy_coef": 0.03}), epochs=4),
-        Arm("GRPO (paper) at 1x cells", "control", TrainConfig(method="grpo", reward="differential", group_size=6, batch_questions=64), budget=1.0),
-        *(Arm(f"FGPO k={k}", "dial", _fgpo(fgpo={"entropy_coef": 0.03, "subsets_per_update": k}), epochs=4) for k in (2, 4, 8, 16, 32, 64)),
+        # the 2025-26 repairs of dead groups without enumeration, and a second exact method (their chapter section)
+        Arm("NGRPO (Eq. 1)", "control", TrainConfig(method="ngrpo", reward="eq1", group_size=6, batch_questions=64), budget=PAPER_GRPO_RATIO),
+        Arm("RL-ZVP (Eq. 1)", "control", TrainConfig(method="rl-zvp", reward="eq1", group_size=6, batch_questions=64), budget=PAPER_GRPO_RATIO),
+        Arm("GRPO (Eq. 1, batch std)", "control", TrainConfig(method="grpo", reward="eq1", group_size=6, batch_questions=64, grpo={"scale_rewards": "batch"}), budget=PAPER_GRPO_RATIO),
+        Arm("TPO (Eq. 1)", "control", TrainConfig(method="tpo", reward="eq1", batch_questions=16), epochs=4),
+        Arm(f"{GRPO_PAPER} at 1x cells", "control", TrainConfig(method="grpo", reward="differential", group_size=6, batch_questions=64), budget=1.0),
+        *(Arm(f"{FGPO_ARM} k={k}", "dial", _fgpo(fgpo={"entropy_coef": 0.03, "subsets_per_update": k}), epochs=4) for k in (2, 4, 8, 16, 32, 64)),
         # the earlier protocol had one learning rate, 0.05; it keeps it (and is 3x cheaper than a grid)
         Arm("FGPO (current protocol)", "sensitivity", TrainConfig(method="fgpo", reward="score", batch_questions=0), steps=200, lrs=(0.05,)),
         Arm("GRPO (current protocol)", "sensitivity", TrainConfig(method="grpo", reward="score", batch_questions=0, group_size=8), steps=200, lrs=(0.05,)),

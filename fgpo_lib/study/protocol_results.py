@@ -22,6 +22,7 @@ import pandas as pd
 
 from ..stats import bootstrap_ci, holm, mcnemar, min_detectable_difference, paired_difference_ci
 from ..table import RewardTable
+from .protocol import FGPO_ARM, GRPO_PAPER, SFT_ARM
 from .protocol import ARMS, DEAD_GROUP_G, LR_GRID, ArmResult
 
 
@@ -149,8 +150,8 @@ def checkpoint_table(results: dict) -> pd.DataFrame:
 DEAD_GROUP_POLICIES = {  # label -> (arm, checkpoint) of the dead-group analysis
     "uniform": ("Random", "selected"),
     "SFT": ("SFT", "selected"),
-    "GRPO (paper), converged": ("GRPO (paper)", "final"),
-    "GRPO (paper), dev-selected": ("GRPO (paper)", "selected"),
+    f"{GRPO_PAPER}, converged": (GRPO_PAPER, "final"),
+    f"{GRPO_PAPER}, dev-selected": (GRPO_PAPER, "selected"),
     "FGPO": ("FGPO", "selected"),
 }
 
@@ -207,7 +208,7 @@ def transfer_frame(results: dict, meta: dict, library: str, arm: str = "FGPO") -
     return pd.DataFrame(rows)
 
 
-def tool_call_rates(results: dict, meta: dict, library: str, arms=("FGPO", "GRPO (paper)")) -> pd.DataFrame:
+def tool_call_rates(results: dict, meta: dict, library: str, arms=(FGPO_ARM, GRPO_PAPER)) -> pd.DataFrame:
     """Each tool's call rate per task: long frame ``benchmark, arm, task, tool, rate`` (share of (seed, question)
     whose called subset holds the tool), pooled over the library's settings of each benchmark."""
     rows = []
@@ -233,7 +234,7 @@ def tool_call_rates(results: dict, meta: dict, library: str, arms=("FGPO", "GRPO
     return (g["w"] / g["n"]).rename("rate").reset_index()
 
 
-def top_subsets(results: dict, meta: dict, library: str, arms=("FGPO", "GRPO (paper)", "SFT"), top: int = 3) -> pd.DataFrame:
+def top_subsets(results: dict, meta: dict, library: str, arms=(FGPO_ARM, GRPO_PAPER, SFT_ARM), top: int = 3) -> pd.DataFrame:
     """The subsets each arm calls most, pooled over the library's settings of each benchmark: ``benchmark, arm,
     rank, subset, share`` (of (seed, question) pairs)."""
     counts: dict = {}
@@ -257,7 +258,7 @@ def top_subsets(results: dict, meta: dict, library: str, arms=("FGPO", "GRPO (pa
     return pd.DataFrame(rows)
 
 
-def input_tokens_table(results: dict, meta: dict, library: str, arms=("FGPO", "GRPO (paper)", "SFT", "Tools w/ Desc", "Random", "Oracle")) -> pd.DataFrame:
+def input_tokens_table(results: dict, meta: dict, library: str, arms=(FGPO_ARM, GRPO_PAPER, SFT_ARM, "Tools w/ Desc", "Random", "Oracle")) -> pd.DataFrame:
     """Tools per question and tool-output tokens per question (SmolLM2 tokenizer,
     :mod:`fgpo_lib.genomics.prompt_tokens`) of each arm's called subsets, against All-Tools (every tool of the library
     on every question), pooled over the library's settings: ``arm, tools/q, tokens/q, tokens vs All-Tools``."""
@@ -299,8 +300,8 @@ def reasoner_strength_frame(results: dict, meta: dict, library: str) -> pd.DataF
         t = m.load_table()
         arms = results[library][title]
         diff = np.nan
-        if "FGPO" in arms and "GRPO (paper)" in arms and not arms["FGPO"].pending and not arms["GRPO (paper)"].pending:
-            diff = 100 * float(arms["FGPO"].scores.mean() - arms["GRPO (paper)"].scores.mean())
+        if FGPO_ARM in arms and GRPO_PAPER in arms and not arms[FGPO_ARM].pending and not arms[GRPO_PAPER].pending:
+            diff = 100 * float(arms[FGPO_ARM].scores.mean() - arms[GRPO_PAPER].scores.mean())
         rows.append({"setting": title, "benchmark": m.benchmark, "reasoner": m.reasoner, "params (M)": REASONERS[m.reasoner].params_m or np.nan,
                      "oracle headroom": 100 * float(t.rewards.max(1).mean() - t.rewards.mean(0).max()),
                      "constant share": 100 * float(constant_reward(t.rewards).mean()), "FGPO - GRPO": diff})

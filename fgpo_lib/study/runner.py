@@ -34,13 +34,14 @@ from ..genomics.benchmarks import BENCHMARKS
 from ..reasoners.registry import REASONERS
 from ..scaling import RUNS_DIR
 from ..ondemand import RUNS_DIR as LLM_RUNS_DIR
+from .protocol import FGPO_ARM, GRPO_PAPER, SFT_ARM
 
 #: every (benchmark, reasoner) the book shows: the reasoners with a study role in the registry
 SETTINGS = [(b, r) for b in BENCHMARKS for r, e in REASONERS.items() if e.study]
 SMALL = {
     "settings": [("genehop", "records"), ("geneseq", "bm25")],
     "params": {"seeds": [0, 1], "steps": 30, "featurizer": "text", "protocol_seeds": [0],
-               "protocol_arms": ["FGPO", "GRPO (paper)", "GRPO (Eq. 1, std)", "FGPO (lambda 0)", "SFT", "Random", "No-Tool", "Tools w/ Desc", "Oracle"]},
+               "protocol_arms": [FGPO_ARM, GRPO_PAPER, "GRPO (Eq. 1, std)", "FGPO (lambda 0)", SFT_ARM, "Random", "No-Tool", "Tools w/ Desc", "Oracle"]},
 }
 TABLE_DIR = ROOT / "tables"
 #: a partial committed table (still being computed) enters the book once it holds this many questions, the size of
