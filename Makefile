@@ -31,8 +31,10 @@ $(STAMP): requirements.txt requirements-models.txt pyproject.toml
 	command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } || echo "chromium not installed: the book check (tests/test_book_check.py) is skipped"
 	touch $(STAMP)
 
+# test files run in TEST_WORKERS processes (pytest-xdist), a file's tests in one process: its fixtures load once
+TEST_WORKERS ?= 2
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 book: setup
 	$(VENV)/bin/fgpo study --book-dir book

@@ -40,7 +40,7 @@ PROMPTS: dict[str, Prompt] = {
         (("gene_search", "gene_record"), ("snp_lookup",)),
     ),
     "generegion": Prompt(
-        "generegion-v1-fewshot2",
+        "generegion-v2-fewshot2",
         "You answer multiple-choice questions about a DNA sequence using only the tool outputs given. Reply with the letter of one option.",
         "You choose which tools an agent should call to answer a multiple-choice question about a DNA sequence. Reply with the names of the tools to call, separated by commas, or none.",
         (("composition", "knn"), ("splice_scan", "knn")),

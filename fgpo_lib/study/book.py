@@ -24,6 +24,7 @@ CHAPTERS = (
     ("environment", "notebook"),
     ("protocol", "notebook"),
     ("results", "notebook"),
+    ("paper_analyses", "notebook"),
     ("scaling", "notebook"),
     ("reproducibility", "notebook"),
     ("settings", "settings"),

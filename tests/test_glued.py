@@ -1,0 +1,26 @@
+"""Glued values read back from executed notebooks (fgpo_lib.study.glued), on hand-made notebooks."""
+
+import json
+
+from fgpo_lib.study.glued import compare, glued_values, main
+
+
+def _book(tmp_path, name, values):
+    d = tmp_path / name / "_generated"
+    d.mkdir(parents=True)
+    outputs = [{"output_type": "display_data", "data": {"text/plain": [repr(v)]}, "metadata": {"scrapbook": {"name": k, "mime_prefix": ""}}} for k, v in values.items()]
+    outputs.append({"output_type": "stream", "name": "stdout", "text": "not glued"})
+    (d / "protocol.ipynb").write_text(json.dumps({"cells": [{"cell_type": "code", "outputs": outputs}]}))
+    return tmp_path / name
+
+
+def test_glued_values_and_their_comparison(tmp_path, capsys):
+    a = _book(tmp_path, "a", {"diff": 1.25, "n": 3})
+    b = _book(tmp_path, "b", {"diff": 1.2500001, "n": 3, "new": "x"})
+    assert glued_values(a) == {"_generated/protocol:diff": "1.25", "_generated/protocol:n": "3"}
+    c = compare(glued_values(a), glued_values(b))
+    assert c["same"] == 1 and c["changed"] == {"_generated/protocol:diff": ("1.25", "1.2500001")} and c["only_after"] == ["_generated/protocol:new"]
+    assert main([str(a), str(b)]) == 1 and "1 differ" in capsys.readouterr().out
+    assert main([str(a), str(a)]) == 0
+    assert main([str(a), str(tmp_path)]) in (0, 1)  # tmp_path holds both books: a superset, read recursively
+    assert main([str(a), str(tmp_path / "missing")]) == 2
