@@ -49,3 +49,21 @@ def crossfit_folds(question_ids: list[str], tasks: list[str] | None, k: int = 5,
         dev = np.array(sorted(dev), dtype=np.int64)
         out.append({"train": np.setdiff1d(rest, dev), "dev": dev, "test": np.flatnonzero(fold == f)})
     return out
+
+
+def subsample_training(folds: list[dict[str, np.ndarray]], fraction: float, tasks: list[str] | None, seed: int = 0) -> list[dict[str, np.ndarray]]:
+    """``folds`` with each training split cut to ``fraction`` of its rows (the paper's data-scale study): within each
+    task, a seeded draw of ``ceil(fraction x rows)`` (at least one per task), rows kept in order; dev and test
+    unchanged, so every fraction is tested on the same questions."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction}")
+    if fraction == 1:
+        return folds
+    out = []
+    for i, fold in enumerate(folds):
+        train = np.asarray(fold["train"])
+        labels = np.array(["" if tasks is None else tasks[r] for r in train])
+        rng = np.random.default_rng([seed, i])
+        keep = np.concatenate([rng.choice(train[labels == t], int(np.ceil(fraction * (labels == t).sum())), replace=False) for t in sorted(set(labels))])
+        out.append({**fold, "train": np.sort(keep)})
+    return out

@@ -106,3 +106,28 @@ def test_settings_of_a_registered_method_are_checked():
         TrainConfig(method="fgpo", settings={"eta": 1})
     assert TrainConfig(method="rl-zvp").settings.alpha == 0.1
     assert set(METHODS) >= {"fgpo", "grpo", "tpo", "ngrpo", "rl-zvp", "sft", "dpo", "uniform", "oracle-best"}
+
+
+def test_data_scale_cuts_each_training_fold_per_task_and_keeps_dev_and_test():
+    from fgpo_lib.crossfit import crossfit_folds, subsample_training
+
+    ids = [f"q{i}" for i in range(40)]
+    tasks = ["a"] * 30 + ["b"] * 10
+    folds = crossfit_folds(ids, tasks, k=5, seed=0)
+    cut = subsample_training(folds, 0.25, tasks, seed=0)
+    for f, c in zip(folds, cut):
+        assert set(c["train"]) <= set(f["train"]) and (c["dev"] == f["dev"]).all() and (c["test"] == f["test"]).all()
+        for t in ("a", "b"):
+            n = sum(tasks[r] == t for r in f["train"])
+            assert sum(tasks[r] == t for r in c["train"]) == math.ceil(0.25 * n)
+    assert subsample_training(folds, 1.0, tasks) is folds
+    with pytest.raises(ValueError, match="fraction"):
+        subsample_training(folds, 0.0, tasks)
+
+
+def test_the_new_controls_are_protocol_arms_of_the_registry():
+    from fgpo_lib.study.protocol import ARMS
+
+    for name, method in (("NGRPO (Eq. 1)", "ngrpo"), ("RL-ZVP (Eq. 1)", "rl-zvp"), ("TPO (Eq. 1)", "tpo"), ("GRPO (Eq. 1, batch std)", "grpo")):
+        assert ARMS[name].config.method == method and ARMS[name].group == "control"
+    assert ARMS["GRPO (Eq. 1, batch std)"].config.grpo.scale_rewards == "batch"

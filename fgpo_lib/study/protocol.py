@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..batched import BATCHED_METHODS, runs_grid, train_batched
-from ..crossfit import crossfit_folds
+from ..crossfit import crossfit_folds, subsample_training
 from ..table import RewardTable, extra_scores
 from ..train import TrainConfig, train
 
@@ -58,6 +58,7 @@ class Arm:
         steps: a fixed number of updates (overrides both).
         fixed: untrained arms: ``"no-tool"``, ``"random"``, ``"all-tools"``, ``"tools-w-desc"`` or ``"oracle"``.
         lrs: the learning rates dev chooses from; ``()`` for the shared grid :data:`LR_GRID`.
+        data_fraction: the share of each training fold it trains on (the data-scale study); dev and test unchanged.
     """
 
     name: str
@@ -68,17 +69,20 @@ class Arm:
     steps: int = 0
     fixed: str = ""
     lrs: tuple = ()
+    data_fraction: float = 1.0
 
 
 def _fgpo(reward: str = "eq1", **kw) -> TrainConfig:
     return TrainConfig(method="fgpo", reward=reward, batch_questions=16, **kw)
 
 
+_PAPER_FGPO = Arm(FGPO_ARM, "paper", _fgpo(fgpo={"entropy_coef": 0.03}), epochs=4)
+_PAPER_GRPO = Arm(GRPO_PAPER, "paper", TrainConfig(method="grpo", reward="differential", group_size=6, batch_questions=64), budget=PAPER_GRPO_RATIO)
 ARMS: dict[str, Arm] = {
     a.name: a
     for a in (
-        Arm(FGPO_ARM, "paper", _fgpo(fgpo={"entropy_coef": 0.03}), epochs=4),
-        Arm(GRPO_PAPER, "paper", TrainConfig(method="grpo", reward="differential", group_size=6, batch_questions=64), budget=PAPER_GRPO_RATIO),
+        _PAPER_FGPO,
+        _PAPER_GRPO,
         Arm(SFT_ARM, "paper", TrainConfig(method="sft", batch_questions=16), epochs=4),
         *(Arm(f"DPO (beta {b:g})", "paper", TrainConfig(method="dpo", batch_questions=16, dpo={"beta": b}), epochs=4) for b in (0.1, 0.3, 0.5)),
         Arm("GRPO (Eq. 1, std)", "control", TrainConfig(method="grpo", reward="eq1", group_size=6, batch_questions=64), budget=PAPER_GRPO_RATIO),
@@ -94,6 +98,11 @@ ARMS: dict[str, Arm] = {
         # the earlier protocol had one learning rate, 0.05; it keeps it (and is 3x cheaper than a grid)
         Arm("FGPO (current protocol)", "sensitivity", TrainConfig(method="fgpo", reward="score", batch_questions=0), steps=200, lrs=(0.05,)),
         Arm("GRPO (current protocol)", "sensitivity", TrainConfig(method="grpo", reward="score", batch_questions=0, group_size=8), steps=200, lrs=(0.05,)),
+        # the paper's data scale (Table 11) and sensitivity (Table 5): the headline library only
+        *(Arm(f"{name} ({int(100 * f)}% data)", "sensitivity", base.config, base.epochs, base.budget, data_fraction=f)
+          for f in (0.25, 0.5) for name, base in ((FGPO_ARM, _PAPER_FGPO), (GRPO_PAPER, _PAPER_GRPO))),
+        *(Arm(f"FGPO (entropy {b:g})", "sensitivity", _fgpo(fgpo={"entropy_coef": b}), epochs=4) for b in (0.0, 0.01, 0.08)),
+        *(Arm(f"{GRPO_PAPER}, temperature {t:g}", "sensitivity", TrainConfig(method="grpo", reward="differential", group_size=6, batch_questions=64, grpo={"temperature": t}), budget=PAPER_GRPO_RATIO) for t in (0.7, 1.3)),
         Arm("No-Tool", "untrained", fixed="no-tool"),
         Arm("Random", "untrained", fixed="random"),
         Arm("All-Tools", "untrained", fixed="all-tools"),
@@ -116,6 +125,7 @@ def arm_steps(arm: Arm, n_train: int, n_subsets: int) -> int:
 
 DEAD_GROUP_G = tuple(range(2, 33))  # the group sizes of the dead-group analysis
 DEAD_GROUP_REWARD = "eq1"  # the paper's failure rate is over the reward classes of its Eq. 1
+DEAD_GROUP_HIST_G = 6  # the group size of the per-question dead-group histogram (the paper's GRPO group)
 
 
 @dataclass
@@ -133,6 +143,9 @@ class ArmResult:
         dead: ``{"selected"|"final": (len(DEAD_GROUP_G),)}`` the closed-form dead-group rate of the arm's test
             policies at each G of :data:`DEAD_GROUP_G`, over Eq. 1's reward classes, mean over seeds and questions.
         pending: why the arm has no result here ("" when it has one).
+        dead_q: ``(n_questions,)`` the closed-form dead-group chance of each test question at G =
+            :data:`DEAD_GROUP_HIST_G` under the arm's dev-selected policy, Eq. 1's reward classes, mean over seeds
+            (trained arms; ``None`` otherwise).
     """
 
     arm: str
@@ -144,6 +157,7 @@ class ArmResult:
     lrs: list = field(default_factory=list)
     dead: dict = field(default_factory=dict)
     pending: str = ""
+    dead_q: np.ndarray | None = None
 
     def to_json(self) -> dict:
         return {k: (v.tolist() if isinstance(v, np.ndarray) else {a: b.tolist() for a, b in v.items()} if k == "dead" else v) for k, v in self.__dict__.items()}
@@ -151,7 +165,8 @@ class ArmResult:
     @classmethod
     def from_json(cls, d: dict) -> "ArmResult":
         arrays = {k: np.asarray(d[k], np.int64 if k == "subsets" else np.float64) for k in ("scores", "final", "sizes", "subsets", "calls")}
-        return cls(d["arm"], **arrays, lrs=d["lrs"], dead={k: np.asarray(v) for k, v in d["dead"].items()}, pending=d["pending"])
+        dead_q = None if d.get("dead_q") is None else np.asarray(d["dead_q"], np.float64)
+        return cls(d["arm"], **arrays, lrs=d["lrs"], dead={k: np.asarray(v) for k, v in d["dead"].items()}, pending=d["pending"], dead_q=dead_q)
 
 
 def dead_group_curve(probs: np.ndarray, table: RewardTable) -> np.ndarray:
@@ -245,7 +260,7 @@ def run_arm(arm: Arm, table: RewardTable, features: np.ndarray, seeds: list[int]
     subsets = np.full((len(seeds), n), -1)
     probs = {"selected": np.zeros((len(seeds), n, table.n_subsets)), "final": np.zeros((len(seeds), n, table.n_subsets))}
     calls, chosen = np.zeros(len(seeds)), []
-    by_seed = {s: crossfit_folds(table.question_ids, table.tasks, k=k, seed=s) for s in seeds}
+    by_seed = {s: subsample_training(crossfit_folds(table.question_ids, table.tasks, k=k, seed=s), arm.data_fraction, table.tasks, s) for s in seeds}
     n_train = min(len(f["train"]) for folds in by_seed.values() for f in folds)
     steps = arm_steps(arm, n_train, table.n_subsets)
     cfg = TrainConfig(**{**arm.config.__dict__, "steps": steps, "eval_every": max(1, steps // eval_points)})
@@ -266,7 +281,12 @@ def run_arm(arm: Arm, table: RewardTable, features: np.ndarray, seeds: list[int]
         calls[si] += rec["selected"]["reasoner_calls"] / k
         chosen.append(run.lr)
     dead = {key: np.mean([dead_group_curve(p[si], table) for si in range(len(seeds))], axis=0) for key, p in probs.items()}
-    return ArmResult(arm.name, scores, final, sizes, subsets, calls, chosen, dead)
+    from ..metrics import zero_variance_prob
+    from ..rewards import RewardSpec
+
+    eq1 = RewardSpec(DEAD_GROUP_REWARD).apply(table.rewards, table.space)
+    dead_q = np.mean([zero_variance_prob(probs["selected"][si], eq1, DEAD_GROUP_HIST_G) for si in range(len(seeds))], axis=0)
+    return ArmResult(arm.name, scores, final, sizes, subsets, calls, chosen, dead, dead_q=dead_q)
 
 
 def _best_lr(runs, records):
