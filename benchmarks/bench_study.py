@@ -22,14 +22,12 @@ from fgpo_lib.batched import runs_grid, train_batched
 from fgpo_lib.crossfit import crossfit_folds
 from fgpo_lib.features import make_featurizer
 from fgpo_lib.precompute import PrecomputeEngine, PrecomputeSpec
+from fgpo_lib.study.protocol import ARMS as PROTOCOL_ARMS
+from fgpo_lib.study.protocol import FGPO_ARM, GRPO_PAPER, LR_GRID, SFT_ARM
 
-ARMS = {
-    "fgpo (entropy 0.03, batch 16)": TrainConfig(method="fgpo", reward="eq1", batch_questions=16, fgpo={"entropy_coef": 0.03}),
-    "fgpo k-dial k=8": TrainConfig(method="fgpo", reward="eq1", batch_questions=16, fgpo={"subsets_per_update": 8}),
-    "grpo (differential, G=6, batch 64)": TrainConfig(method="grpo", reward="differential", batch_questions=64, group_size=6),
-    "sft": TrainConfig(method="sft", batch_questions=16),
-    "dpo (beta 0.1)": TrainConfig(method="dpo", batch_questions=16, dpo={"beta": 0.1}),
-}
+#: the protocol's arms this benchmark times, by their registry keys (fgpo_lib.study.protocol.ARMS)
+TIMED = (FGPO_ARM, "FGPO k=8", GRPO_PAPER, SFT_ARM, "DPO (beta 0.1)")
+ARMS = {name: PROTOCOL_ARMS[name].config for name in TIMED}
 
 
 def main() -> None:
@@ -45,7 +43,7 @@ def main() -> None:
         table = engine.build_table()
     features = make_featurizer("text")(table.questions)
     folds = crossfit_folds(table.question_ids, table.tasks, k=5, seed=0)
-    runs = runs_grid(folds, seeds=[0, 1, 2, 3, 4], lrs=[0.01, 0.05, 0.2])
+    runs = runs_grid(folds, seeds=[0, 1, 2, 3, 4], lrs=list(LR_GRID))
     print(f"{args.benchmark} x records: {table.n_questions} questions x {table.n_subsets} subsets; {len(runs)} runs per arm, {args.steps} updates, 1 thread")
     for name, base in ARMS.items():
         cfg = TrainConfig(**{**base.__dict__, "steps": args.steps, "eval_every": 25})

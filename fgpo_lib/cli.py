@@ -1,14 +1,15 @@
 """The ``fgpo`` command line.
 
-    fgpo train   --table T --method fgpo|grpo|sft|dpo|uniform|oracle-best --seed S --steps N [...] --out run.json
-    fgpo compare --table T --methods fgpo,grpo,sft,dpo,uniform,oracle-best --seeds 0,1,2,3,4 [...] [--out compare.json]
+    fgpo train   --table T --method M --seed S --steps N [...] --out run.json
+    fgpo compare --table T --methods M1,M2,... --seeds 0,1,2,3,4 [...] [--out compare.json]
     fgpo example-table --out protein.npz      # the book's illustrative 4-tool table
     fgpo precompute | table-info | verify-table | cross-build | score | questions | coverage | plan
     fgpo scaling | ondemand | study | pipeline                      (see fgpo --help)
 
-Every training flag maps one-to-one onto a field of :class:`fgpo_lib.train.TrainConfig` (``--entropy-coef``,
+Methods are the names of the method registry (:data:`fgpo_lib.algos.registry.METHODS`; ``fgpo train --help`` lists
+them). Every training flag maps one-to-one onto a field of :class:`fgpo_lib.train.TrainConfig` (``--entropy-coef``,
 ``--kl-coef`` and ``--subsets-per-update`` onto its ``fgpo``, the GRPO flags onto its ``grpo``, ``--dpo-*`` onto its
-``dpo``).
+``dpo``), or, for a method whose settings have no field there, onto ``settings`` (``--tpo-eta``, ``--rl-zvp-alpha``).
 """
 
 from __future__ import annotations
@@ -20,9 +21,6 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from .algos import DPOConfig, FGPOConfig, GRPOConfig
-from .algos.sum_and_sample import SumAndSampleConfig
-from .algos.unordered_set import UnorderedSetConfig
 from .compare import compare_runs, summarize
 from .genomics.benchmarks import BENCHMARKS
 from .genomics.scoring import RULES
@@ -30,13 +28,18 @@ from .reasoners.registry import REASONERS
 from .study.runner import add_arguments as study_arguments
 from .study.runner import run as study_run
 from .table import RewardTable, RewardTableError
+from .algos.registry import METHODS as METHOD_REGISTRY
 from .train import METHODS, TrainConfig, train
 from .validation import _ranged, check_output_path, field_docs, int_list, seed_int, workers_count, nonneg_int, positive_float, positive_int
 
 example_questions = _ranged(int, 1, 1_000_000, what="a number of questions from 1 to 1,000,000")
-_GROUPS = {"fgpo": FGPOConfig, "grpo": GRPOConfig, "dpo": DPOConfig, "sas": SumAndSampleConfig, "us": UnorderedSetConfig}
-_TOP = [f for f in fields(TrainConfig) if f.name not in ("method", "seed", *_GROUPS)]
+#: TrainConfig's per-method fields (the method registry's ``field``) -> their settings class
+_GROUPS = {m.field: m.settings for m in METHOD_REGISTRY.values() if m.field}
+#: methods whose settings live in ``TrainConfig.settings``: their flags are prefixed with the method's name
+_OWN = {name: m.settings for name, m in METHOD_REGISTRY.items() if m.settings and not m.field}
+_TOP = [f for f in fields(TrainConfig) if f.name not in ("method", "seed", "settings", *_GROUPS)]
 _SUB = [(g, f) for g, cls in _GROUPS.items() for f in fields(cls)]
+_OWN_FLAGS = [(m, f) for m, cls in _OWN.items() for f in fields(cls)]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -87,6 +90,10 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
         default = getattr(getattr(defaults, group), f.name)
         cls = _GROUPS[group]
         p.add_argument(_flag(_dest(group, f.name)), type=type(default), default=default, help=_help(docs[cls].get(f.name, ""), f"{cls.__name__}.{f.name}"))
+    for method, f in _OWN_FLAGS:
+        cls = _OWN[method]
+        default = getattr(cls(), f.name)
+        p.add_argument(_flag(f"{method}_{f.name}"), type=type(default), default=default, help=_help(field_docs(cls).get(f.name, ""), f"{cls.__name__}.{f.name}, method {method}"))
     p.add_argument("--progress", action="store_true", help="show a progress bar")
 
 
@@ -96,7 +103,7 @@ def _config(args: argparse.Namespace, method: str, seed: int) -> TrainConfig:
         return _build_config(args, method, seed)
     except ValueError as exc:
         field = str(exc).split(" ", 1)[0]
-        flags = {f.name: _flag(f.name) for f in _TOP} | {_dest(g, f.name): _flag(_dest(g, f.name)) for g, f in _SUB}
+        flags = {f.name: _flag(f.name) for f in _TOP} | {_dest(g, f.name): _flag(_dest(g, f.name)) for g, f in _SUB} | {f.name: _flag(f"{m}_{f.name}") for m, f in _OWN_FLAGS}
         raise ValueError(f"{flags[field]}: {exc}" if field in flags else str(exc)) from None
 
 
@@ -106,6 +113,7 @@ def _build_config(args: argparse.Namespace, method: str, seed: int) -> TrainConf
         seed=seed,
         **{f.name: getattr(args, f.name) for f in _TOP},
         **{g: cls(**{f.name: getattr(args, _dest(g, f.name)) for g2, f in _SUB if g2 == g}) for g, cls in _GROUPS.items()},
+        settings={f.name: getattr(args, _flag(f"{m}_{f.name}")[2:].replace("-", "_")) for m, f in _OWN_FLAGS if m == method},
     )
 
 

@@ -39,7 +39,7 @@ from .table import RewardTable
 from .train import SAMPLED, train
 
 #: the estimators of :data:`fgpo_lib.scaling.ESTIMATORS` that sample through an oracle (so can run on demand)
-ON_DEMAND = tuple(n for n, kw in ESTIMATORS.items() if kw["method"] == "grpo" or kw["method"] in SAMPLED)
+ON_DEMAND = tuple(n for n, kw in ESTIMATORS.items() if kw["method"] in SAMPLED)
 #: the on-demand schedule: seeds, updates, questions per update, evaluation interval, learning rate (4x the reader
 #: runs', for a schedule 5x shorter), reward
 SCHEDULE = dict(seeds=(0, 1), steps=12, batch=8, eval_every=4, lr=0.2, reward="eq1")

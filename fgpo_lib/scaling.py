@@ -26,6 +26,7 @@ import pandas as pd
 
 from .genomics.libraries import LARGE_LIBRARIES, sub_table
 from .table import RewardTable
+from .algos.registry import sampling_methods
 from .train import TrainConfig, train
 
 #: estimator name -> TrainConfig settings (method and its sub-config); G = 8 for the sampled ones
@@ -44,7 +45,7 @@ ESTIMATORS: dict[str, dict] = {
     "GRPO + entropy": dict(method="grpo", grpo={"entropy_bonus": 0.01}),
 }
 #: the estimators that sample subsets (their dead-group rate is a curve)
-SAMPLED = tuple(n for n, kw in ESTIMATORS.items() if kw["method"] in ("grpo", "rloo"))
+SAMPLED = tuple(n for n, kw in ESTIMATORS.items() if kw["method"] in sampling_methods())  # the estimators that draw subsets
 
 
 def scaling_tables(benchmark: str, reasoner: str, questions: int | None, cache: str | Path, sizes=(8, 12, 16, 20), progress: bool = False) -> dict[int, RewardTable]:
