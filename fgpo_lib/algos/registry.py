@@ -102,7 +102,7 @@ def _sampled(surrogate):
 METHODS: dict[str, Method] = {
     "fgpo": Method(
         "exact expected reward over every subset of the table (the paper's method)", "exact",
-        lambda s: FGPO(s.settings, s.rewards, s.ref_policy, s.n_train, torch.as_tensor(s.table.space.masks)),
+        lambda s: FGPO(s.settings, s.rewards, s.ref_policy, s.n_train, torch.tensor(s.table.space.masks)),
         FGPOConfig, "fgpo", loss=lambda cfg, z, r, mask: fgpo_loss(z, r, cfg.fgpo.entropy_coef, subset_mask=mask, reduction="none"), batched=True,
     ),
     "tpo": Method(
