@@ -530,6 +530,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("pipeline", help="every stage in order: precompute (resuming committed tables), scaling, on-demand, study; --dry-run prints the plan")
     pipeline.add_arguments(p)
     p.set_defaults(func=pipeline.run)
+    from .lm_policy import commands as lm
+
+    p = sub.add_parser("lm-train", help="train the language-model policy (LoRA) with one arm on a 4-tool table; writes a run record")
+    lm.add_train_arguments(p)
+    p.set_defaults(func=lm.run_train)
+    p = sub.add_parser("lm-eval", help="score a language-model run record's test choices on other reasoners' tables (the transfer design)")
+    lm.add_eval_arguments(p)
+    p.set_defaults(func=lm.run_eval)
     p = sub.add_parser("study", help="run every setting's notebook, the summary notebooks, then build the book (what `make book` does)")
     study_arguments(p)
     p.set_defaults(func=study_run)

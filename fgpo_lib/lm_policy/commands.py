@@ -1,0 +1,82 @@
+"""``fgpo lm-train`` and ``fgpo lm-eval``: the language-model policy's command lines (the arms of
+:data:`~fgpo_lib.lm_policy.run.LM_ARMS`; a setting is ``--set FIELD=VALUE``, typed by the arm's dataclass)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import fields
+from pathlib import Path
+
+from .data import LMPolicyError
+from .model import BACKBONES
+from .run import LM_ARMS, arm_config, mean_score, rescore, run_lm_arm
+
+
+def _settings(arm: str, pairs: list[str]) -> dict:
+    """``["lr=1e-3", "epochs=2"]`` -> typed settings of ``arm``; a malformed pair or value is a named error."""
+    if arm not in LM_ARMS:
+        raise LMPolicyError(f"unknown arm {arm!r}; use one of {', '.join(LM_ARMS)}")
+    types = {f.name: type(f.default) for f in fields(LM_ARMS[arm][0])}
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise LMPolicyError(f"--set {pair!r}: use FIELD=VALUE")
+        if key not in types:
+            arm_config(arm, {key: None})  # the named error listing the arm's fields
+        try:
+            out[key] = (value.lower() in ("1", "true", "yes")) if types[key] is bool else types[key](value)
+        except ValueError:
+            raise LMPolicyError(f"--set {key}: {value!r} is not a {types[key].__name__}") from None
+    return out
+
+
+def add_train_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--table", required=True, help="the training reasoner's 4-tool reward table (.npz)")
+    p.add_argument("--arm", required=True, choices=list(LM_ARMS), help="fgpo: exact expected reward; grpo: TRL's GRPOTrainer; sft: TRL's SFTTrainer on the best candidate")
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="an arm setting (its dataclass field), repeatable: e.g. --set lr=1e-3 --set epochs=2")
+    p.add_argument("--backbone", choices=list(BACKBONES), default="smollm2-135m")
+    p.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
+    p.add_argument("--max-train", type=int, default=0, help="cut the training split to a task-stratified sample of this many questions (0: all)")
+    p.add_argument("--split-seed", type=int, default=0, help="seed of the fixed train/dev split")
+    p.add_argument("--out", required=True, help="the run record (JSON) to write")
+    p.add_argument("--progress", action="store_true")
+
+
+def run_train(args: argparse.Namespace) -> int:
+    if args.max_train < 0:
+        raise LMPolicyError(f"--max-train must be >= 0, got {args.max_train}")
+    rec = run_lm_arm(args.table, args.arm, _settings(args.arm, args.set), args.backbone, args.dtype, args.max_train, args.split_seed, args.progress)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(rec, indent=1) + "\n")
+    t = rec["test"]
+    print(f"{args.arm}: test score {mean_score(t['scoring']['scores']):.2f} (candidate scoring), {mean_score(t['generation']['scores']):.2f} (free generation, "
+          f"{t['generation']['format_failures']} format failures); dev-selected step {rec['selected_step']}; {rec['reasoner_calls']:,} reasoner calls; "
+          f"{rec['train_seconds']:.0f} s training")
+    return 0
+
+
+def add_eval_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("record", help="a run record written by fgpo lm-train")
+    p.add_argument("--table", action="append", required=True, help="a reward table of the same library to score its test choices on (repeatable)")
+    p.add_argument("--out", help="write the scores (JSON) here")
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from ..table import RewardTable
+
+    try:
+        record = json.loads(Path(args.record).read_text())
+        record["test"]["scoring"]["choices"]
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise LMPolicyError(f"{args.record} is not a run record of fgpo lm-train ({type(exc).__name__}: {exc})") from None
+    out = {}
+    for path in args.table:
+        res = rescore(record, RewardTable.load(path))
+        out[path] = res
+        print(f"{Path(path).stem}: {len(res['scoring']['scores'])} shared test questions; score {mean_score(res['scoring']['scores']):.2f} (candidate scoring), "
+              f"{mean_score(res['generation']['scores']):.2f} (free generation)")
+    if args.out:
+        Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    return 0

@@ -1,0 +1,131 @@
+"""What every language-model arm reads from a reward table: a fixed split, the prompts, the candidates, and the
+reward function TRL's GRPOTrainer calls.
+
+**The split** (:func:`lm_splits`): one fixed, task-stratified train/dev/test split per table, not cross-fitting (a
+language model cannot be trained 5 x 3 times on this CPU budget). Test is the table's own test split; dev is a
+seeded, task-stratified share of its training questions; train may be cut to a task-stratified sample
+(``max_train``) to fit the budget.
+
+**Format failures** (an output :func:`~fgpo_lib.lm_policy.prompt.parse_answer` cannot read): the agent called no
+tool, so the reasoner answered alone. Evaluation scores it as the question's no-tool cell; GRPO's reward gives it
+``r_fmt = 0`` and ``r_diff = 0`` (nothing changed from the no-tool answer), so a reward of 0.
+
+Array convention: rows index the table; ``rewards: (n_questions, n_subsets)``; candidates in canonical subset order.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from ..rewards import DIFFERENTIAL_WEIGHT, FORMAT_WEIGHT
+from ..table import RewardTable, stratified_split
+from .prompt import build_prompt, candidates, parse_answer
+
+
+class LMPolicyError(ValueError):
+    """A table or split a language-model arm cannot train on, named."""
+
+
+def lm_splits(table: RewardTable, dev_fraction: float = 0.2, max_train: int = 0, seed: int = 0) -> dict[str, np.ndarray]:
+    """``{"train", "dev", "test"}`` row indices (module doc)."""
+    train, test = table.split_index("train"), table.split_index("test")
+    ids = [table.question_ids[r] for r in train]
+    tasks = None if table.tasks is None else [table.tasks[r] for r in train]
+    inner = stratified_split(ids, tasks, test_fraction=dev_fraction, seed=seed)
+    dev, train = train[inner == "test"], train[inner == "train"]
+    if max_train and len(train) > max_train:
+        cut = stratified_split([table.question_ids[r] for r in train], None if table.tasks is None else [table.tasks[r] for r in train],
+                               test_fraction=1 - max_train / len(train), seed=seed + 1)
+        train = train[cut == "train"]
+    for name, rows in (("train", train), ("dev", dev), ("test", test)):
+        if len(rows) == 0:
+            raise LMPolicyError(f"the split has no {name} questions ({table.n_questions} questions in the table); a language-model arm needs train, dev and test questions")
+    return {"train": train, "dev": dev, "test": test}
+
+
+def check_table(table: RewardTable) -> None:
+    """A named error for a table the arms cannot use: every arm's prompt offers 'no tool', GRPO's reward compares
+    with it, and a format failure is scored as it."""
+    if not table.space.has_empty:
+        raise LMPolicyError("the table has no empty subset (no-tool cell): the policy's answer <answer></answer> and GRPO's differential reward need it")
+
+
+def prompt_text(tokenizer, question: str, n_tools: int) -> str:
+    """The one prompt of every arm, inside the tokenizer's chat template when it has one (a generation prompt added)."""
+    text = build_prompt(question, n_tools)
+    if getattr(tokenizer, "chat_template", None):
+        return tokenizer.apply_chat_template([{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True)
+    return text + "\n"
+
+
+def candidate_token_ids(tokenizer, table: RewardTable) -> list[list[int]]:
+    """Token ids of every candidate answer (no special tokens), canonical order."""
+    return [tokenizer(c, add_special_tokens=False)["input_ids"] for c in candidates(table.space)]
+
+
+class TableReward:
+    """The GRPO reward, looked up in the table: ``0.95 r_diff + 0.05 r_fmt`` per completion (the paper's), with
+    ``r_diff = c(S) - c(empty)`` for the subset the completion names and ``r_fmt = 1`` when it parses.
+
+    TRL calls it with the batch's prompts and completions and every dataset column as a keyword list (here
+    ``question_id``). It counts every lookup of a well-formed completion as a reasoner call and each question's
+    no-tool cell once, keeps the format-failure count, and records the **live dead-group rate** of each call: the
+    share of the batch's questions whose completions all got the same reward (computed from the completions
+    themselves), which it also logs through TRL's ``log_metric``.
+    """
+
+    __name__ = "table_reward"
+
+    def __init__(self, table: RewardTable) -> None:
+        check_table(table)
+        self.table, self.space = table, table.space
+        self.row_of = {q: i for i, q in enumerate(table.question_ids)}
+        self.empty = table.space.index_of([])
+        self.calls = 0
+        self.asked_empty: set[int] = set()
+        self.format_failures = 0
+        self.completions = 0
+        self.dead_rates: list[float] = []
+
+    def __call__(self, prompts=None, completions=None, question_id=None, log_metric=None, **kwargs) -> list[float]:
+        out = []
+        for completion, qid in zip(completions, question_id):
+            text = completion if isinstance(completion, str) else completion[-1]["content"]
+            row = self.row_of[qid]
+            if row not in self.asked_empty:
+                self.asked_empty.add(row)
+                self.calls += 1
+            self.completions += 1
+            s = parse_answer(text, self.space)
+            if s is None:
+                self.format_failures += 1
+                out.append(0.0)
+                continue
+            if s != self.empty:
+                self.calls += 1
+            r = self.table.rewards[row]
+            out.append(float(DIFFERENTIAL_WEIGHT * (r[s] - r[self.empty]) + FORMAT_WEIGHT))
+        groups: dict = {}
+        for qid, r in zip(question_id, out):
+            groups.setdefault(qid, []).append(r)
+        dead = float(np.mean([len(set(v)) == 1 for v in groups.values()]))
+        self.dead_rates.append(dead)
+        if log_metric is not None:
+            log_metric("live_dead_group_rate", dead)
+        return out
+
+
+def best_candidates(table: RewardTable, rows: np.ndarray) -> list[int]:
+    """Each row's best subset (ties: the lowest canonical index, the smallest), the SFT arm's target."""
+    return [int(np.argmax(table.rewards[r])) for r in rows]
+
+
+def score_choices(table: RewardTable, rows: np.ndarray, choices: list) -> dict:
+    """Raw score and tools of each row's choice; a ``None`` choice (format failure) is scored as the no-tool cell."""
+    empty = table.space.index_of([])
+    cols = [empty if c is None else int(c) for c in choices]
+    scores = table.rewards[np.asarray(rows), cols].astype(float)
+    return {"scores": scores.tolist(), "sizes": table.space.sizes[cols].tolist(), "choices": [None if c is None else int(c) for c in choices],
+            "format_failures": int(sum(c is None for c in choices)), "top_subset_share": float(max(Counter(cols).values()) / len(cols)) if cols else 0.0}

@@ -1,0 +1,108 @@
+"""GRPO on the language-model policy with TRL's ``GRPOTrainer`` itself (not fgpo's GRPO code), one file.
+
+The trainer samples ``G = 6`` completions per question at temperature 1.0 and scores each with
+:class:`~fgpo_lib.lm_policy.data.TableReward`: the completion is parsed, its subset's cell looked up in the table by
+the dataset's ``question_id`` column, and the paper's reward ``0.95 r_diff + 0.05 r_fmt`` returned; every lookup is a
+counted reasoner call and each question's no-tool cell is asked once. ``loss_type`` and ``scale_rewards`` are set
+here and recorded, since TRL's defaults have changed between releases (1.16: ``"dapo"`` and ``"group"``). CPU
+training: ``use_cpu=True`` and no bf16 autocast. Every ``eval_every`` steps a callback scores the dev questions by
+greedy generation (GRPO's own decoding) and keeps the best checkpoint.
+
+Two dead-group rates are recorded per step: the **live** one (:class:`TableReward`, the share of the step's questions
+whose ``G`` completions got equal rewards, from the completions themselves) and TRL's ``frac_reward_zero_std``, the
+share of groups whose reward standard deviation is zero, which is the same quantity computed by the trainer.
+
+How it departs from the paper: the paper's budget is 2.4x FGPO's table cells; a run here gets ``budget`` times the
+training questions' cells in *sampled completions* (``max_steps`` follows from it), stated in the record.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .checkpoints import DevSelector, evaluate_on_test, restore
+from .data import TableReward, check_table, prompt_text
+
+
+@dataclass
+class LMGRPOConfig:
+    lr: float = 3e-4
+    """Learning rate of the adapter."""
+    group_size: int = 6
+    """G: completions per question (the paper's)."""
+    questions_per_step: int = 4
+    """Questions per optimizer step (the trainer's batch is questions_per_step x G completions)."""
+    temperature: float = 1.0
+    """Sampling temperature (the paper's)."""
+    max_completion_length: int = 16
+    """Tokens a completion may have; <answer>0,1,2,3</answer> needs about 13."""
+    budget: float = 2.4
+    """Sampled completions as a multiple of FGPO's table cells (n_train x n_subsets): the paper's 2.4."""
+    loss_type: str = "dapo"
+    """TRL's loss aggregation, set explicitly."""
+    scale_rewards: str = "group"
+    """TRL's advantage scaling, set explicitly."""
+    beta: float = 0.0
+    """KL weight to the initial policy (TRL's default 0)."""
+    eval_every: int = 10
+    """Steps between dev evaluations (and checkpoints)."""
+    seed: int = 0
+    """TRL's seed: sampling and data order."""
+
+
+def train_grpo(model, tokenizer, table, splits: dict, cfg: LMGRPOConfig, progress: bool = False) -> dict:
+    """Train ``model``'s adapter with TRL's GRPOTrainer; returns the arm's record (see :func:`~fgpo_lib.lm_policy.fgpo_arm.train_fgpo`),
+    with the per-step dead-group rates, format failures and the TRL settings used."""
+    from datasets import Dataset
+    from transformers import TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    check_table(table)
+    reward = TableReward(table)
+    rows = np.asarray(splits["train"])
+    data = Dataset.from_dict({"prompt": [prompt_text(tokenizer, table.questions[r], table.space.n_tools) for r in rows],
+                              "question_id": [table.question_ids[r] for r in rows]})
+    completions_budget = cfg.budget * len(rows) * table.n_subsets
+    steps = max(1, math.ceil(completions_budget / (cfg.questions_per_step * cfg.group_size)))
+    dev = DevSelector(model, tokenizer, table, splits["dev"], "generation", max_new_tokens=cfg.max_completion_length)
+    logged: list[dict] = []
+
+    class Checkpoints(TrainerCallback):
+        def on_log(self, args, state, control, logs=None, **kw):
+            if logs:
+                logged.append({"step": state.global_step, **{k: v for k, v in logs.items() if isinstance(v, (int, float))}})
+
+        def on_step_end(self, args, state, control, **kw):
+            if state.global_step % cfg.eval_every == 0 or state.global_step == steps:
+                model.eval()
+                dev(state.global_step, {"reasoner_calls": reward.calls, "format_failures": reward.format_failures, "completions": reward.completions})
+                model.train()
+
+    with tempfile.TemporaryDirectory() as out:
+        args = GRPOConfig(
+            output_dir=out, learning_rate=cfg.lr, num_generations=cfg.group_size, temperature=cfg.temperature,
+            max_completion_length=cfg.max_completion_length, per_device_train_batch_size=cfg.questions_per_step * cfg.group_size,
+            max_steps=steps, loss_type=cfg.loss_type, scale_rewards=cfg.scale_rewards, beta=cfg.beta, use_cpu=True, bf16=False,
+            logging_steps=1, save_strategy="no", report_to=[], seed=cfg.seed, disable_tqdm=not progress, lr_scheduler_type="cosine",
+        )
+        trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=data, processing_class=tokenizer, callbacks=[Checkpoints()])
+        model.eval()
+        dev(0)
+        started = time.time()
+        trainer.train()
+        seconds = time.time() - started
+    if dev.best_state is not None:
+        restore(model, dev.best_state)
+    model.eval()
+    steps_log = [p for p in logged if "frac_reward_zero_std" in p]
+    return {"config": asdict(cfg), "trl": {"loss_type": args.loss_type, "scale_rewards": args.scale_rewards, "num_generations": args.num_generations,
+                                            "temperature": args.temperature, "max_steps": steps, "completions_budget": completions_budget},
+            "curve": dev.curve, "selected_step": dev.best_step, "train_seconds": seconds, "reasoner_calls": reward.calls,
+            "format_failures": reward.format_failures, "completions": reward.completions,
+            "dead_groups": {"live": reward.dead_rates, "trl_frac_reward_zero_std": [p["frac_reward_zero_std"] for p in steps_log]},
+            "log": logged, "test": evaluate_on_test(model, tokenizer, table, splits["test"], max_new_tokens=cfg.max_completion_length)}

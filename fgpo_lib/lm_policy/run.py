@@ -1,0 +1,88 @@
+"""One language-model arm run end to end, its record, and a record re-scored on another reasoner's table.
+
+:data:`LM_ARMS` is the arm registry of the policy (name -> settings class and trainer); ``fgpo lm-train`` and the
+chapter derive from it. A record (what ``fgpo lm-train --out`` writes, and ``records/lm_policy/`` holds)::
+
+    {"arm", "table": {path, content_hash, reasoner, benchmark}, "backbone": backbone_provenance(...),
+     "splits": {"train"|"dev"|"test": question ids}, "seed", "created",
+     ...the trainer's record: "config", "curve", "selected_step", "train_seconds", "reasoner_calls",
+     "test": {"question_ids", "scoring", "generation", "q_entropy", "q_top_mass"}}
+
+:func:`rescore` is the paper's transfer design: the same policy's test choices (under both decodings), scored on
+another table of the same library for the questions both hold.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import fields
+
+import numpy as np
+import torch
+
+from ..table import RewardTable
+from .data import LMPolicyError, check_table, lm_splits
+from .fgpo_arm import LMFGPOConfig, train_fgpo
+from .grpo_arm import LMGRPOConfig, train_grpo
+from .sft_arm import LMSFTConfig, train_sft
+
+LM_ARMS = {"fgpo": (LMFGPOConfig, train_fgpo), "grpo": (LMGRPOConfig, train_grpo), "sft": (LMSFTConfig, train_sft)}
+
+
+def arm_config(arm: str, settings: dict):
+    """The arm's settings dataclass from ``settings`` (its field names); an unknown arm or field is a named error."""
+    if arm not in LM_ARMS:
+        raise LMPolicyError(f"unknown arm {arm!r}; use one of {', '.join(LM_ARMS)}")
+    cls = LM_ARMS[arm][0]
+    names = {f.name for f in fields(cls)}
+    unknown = sorted(set(settings) - names)
+    if unknown:
+        raise LMPolicyError(f"arm {arm!r} has no setting {', '.join(map(repr, unknown))}; it has {', '.join(sorted(names))}")
+    return cls(**settings)
+
+
+def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone: str = "smollm2-135m", dtype: str = "float32",
+               max_train: int = 0, split_seed: int = 0, progress: bool = False) -> dict:
+    """Load the backbone, add a fresh LoRA adapter, train ``arm`` on ``table_path``'s fixed split, return the record."""
+    from .model import backbone_provenance, load_backbone, with_lora
+
+    cfg = arm_config(arm, settings or {})
+    table = RewardTable.load(table_path)
+    check_table(table)
+    splits = lm_splits(table, max_train=max_train, seed=split_seed)
+    torch.manual_seed(cfg.seed)
+    model, tokenizer = load_backbone(backbone, dtype)
+    model = with_lora(model).eval()
+    rec = LM_ARMS[arm][1](model, tokenizer, table, splits, cfg, progress=progress)
+    return {"arm": arm, "seed": cfg.seed, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "table": {"path": str(table_path), "content_hash": table.content_hash(), "reasoner": table.provenance.get("reasoner"), "benchmark": table.provenance.get("benchmark")},
+            "backbone": backbone_provenance(backbone, dtype), "splits": {k: [table.question_ids[r] for r in v] for k, v in splits.items()}, **rec}
+
+
+def rescore(record: dict, table: RewardTable) -> dict:
+    """The record's test choices scored on ``table`` (same library), for the questions both hold: per decoding,
+    ``{"question_ids", "scores", "sizes", "format_failures"}`` (a format failure scores the no-tool cell)."""
+    check_table(table)
+    test = record["test"]
+    row_of = {q: i for i, q in enumerate(table.question_ids)}
+    shared = [(k, row_of[q]) for k, q in enumerate(test["question_ids"]) if q in row_of]
+    if not shared:
+        raise LMPolicyError("the table holds none of the record's test questions")
+    empty = table.space.index_of([])
+    out = {}
+    for decoding in ("scoring", "generation"):
+        choices = [test[decoding]["choices"][k] for k, _ in shared]
+        cols = [empty if c is None else c for c in choices]
+        if max(cols) >= table.n_subsets:
+            raise LMPolicyError(f"the record chose subset {max(cols)}, outside the table's {table.n_subsets} subsets: another library")
+        rows = [r for _, r in shared]
+        out[decoding] = {"question_ids": [table.question_ids[r] for r in rows], "scores": table.rewards[rows, cols].astype(float).tolist(),
+                         "sizes": table.space.sizes[cols].tolist(), "format_failures": int(sum(c is None for c in choices))}
+    return out
+
+
+def mean_score(scores) -> float:
+    return 100 * float(np.mean(scores)) if len(scores) else float("nan")
+
+
+__all__ = ["LM_ARMS", "arm_config", "mean_score", "rescore", "run_lm_arm"]

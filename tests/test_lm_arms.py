@@ -1,0 +1,123 @@
+"""The language-model arms through their real code paths (fgpo's FGPO loop, TRL's GRPOTrainer and SFTTrainer) on a
+tiny randomly initialised transformers model and a character tokenizer built here (no weights, no download), and
+the GRPO reward function against the table."""
+
+import string
+
+import numpy as np
+import pytest
+
+from fgpo_lib import RewardTable, SubsetSpace
+from fgpo_lib.lm_policy.data import LMPolicyError, TableReward, lm_splits
+from fgpo_lib.lm_policy.prompt import candidate
+
+
+def _tokenizer():
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["<pad>", "<s>", "</s>", "<unk>"]
+    vocab = {t: i for i, t in enumerate(specials + sorted(set(string.printable)))}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
+    tok.decoder = decoders.Fuse()
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", bos_token="<s>", eos_token="</s>", unk_token="<unk>")
+
+
+def _model(tokenizer):
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from fgpo_lib.lm_policy.model import with_lora
+
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                      max_position_embeddings=1024, pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    model = LlamaForCausalLM(cfg).float()
+    model.requires_grad_(False)
+    return with_lora(model).eval()
+
+
+def _table(n=24) -> RewardTable:
+    space = SubsetSpace(2, tool_names=("composition", "knn"))  # 4 candidates: none, 0, 1, 0+1
+    rng = np.random.default_rng(0)
+    rewards = rng.integers(0, 2, (n, space.n_subsets)).astype(np.float32)
+    tasks = ["a" if i % 2 else "b" for i in range(n)]
+    split = np.array(["test" if i % 4 == 0 else "train" for i in range(n)])
+    return RewardTable(rewards, [f"q{i}" for i in range(n)], space, questions=[f"Which region is ACGT{i}?" for i in range(n)], tasks=tasks, split=split)
+
+
+def test_the_grpo_reward_is_the_tables_and_counts_its_calls():
+    table = _table()
+    fn = TableReward(table)
+    r0, e = table.rewards[0], table.space.index_of([])
+    both = table.space.index_of(["composition", "knn"])
+    out = fn(prompts=["p"] * 3, completions=[candidate([0, 1]), candidate([]), "I would call the first tool"], question_id=["q0", "q0", "q0"])
+    assert out[0] == pytest.approx(0.95 * (r0[both] - r0[e]) + 0.05) and out[1] == pytest.approx(0.05)
+    assert out[2] == 0.0 and fn.format_failures == 1  # malformed: r_fmt = 0 and no tool changed the answer
+    assert fn.calls == 2  # the no-tool cell once for q0, then one looked-up cell; a malformed completion calls nothing
+    fn(prompts=["p"] * 2, completions=[candidate([1]), candidate([1])], question_id=["q1", "q1"])
+    assert fn.calls == 2 + 1 + 2 and fn.dead_rates[-1] == 1.0  # q1's two equal completions: a dead group
+
+
+def test_a_table_or_split_the_arms_cannot_use_is_a_named_error():
+    t = _table()
+    no_empty = RewardTable(t.rewards[:, 1:], t.question_ids, SubsetSpace(2, min_size=1, tool_names=t.tool_names), questions=t.questions, tasks=t.tasks, split=t.split)
+    with pytest.raises(LMPolicyError, match="no empty subset"):
+        TableReward(no_empty)
+    all_test = RewardTable(t.rewards, t.question_ids, t.space, questions=t.questions, tasks=t.tasks, split=np.array(["test"] * t.n_questions))
+    with pytest.raises(LMPolicyError, match="no train questions"):
+        lm_splits(all_test)
+
+
+@pytest.mark.parametrize("arm", ["fgpo", "grpo", "sft"])
+def test_two_steps_of_each_arm_through_its_real_code_path(arm):
+    from fgpo_lib.lm_policy.fgpo_arm import LMFGPOConfig, train_fgpo
+    from fgpo_lib.lm_policy.grpo_arm import LMGRPOConfig, train_grpo
+    from fgpo_lib.lm_policy.sft_arm import LMSFTConfig, train_sft
+
+    table, tokenizer = _table(), _tokenizer()
+    model = _model(tokenizer)
+    splits = lm_splits(table, max_train=8)
+    n_train = len(splits["train"])
+    before = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+    if arm == "fgpo":
+        rec = train_fgpo(model, tokenizer, table, splits, LMFGPOConfig(batch_questions=4, epochs=8 / n_train, eval_every=1, lr=1e-2))
+    elif arm == "grpo":
+        rec = train_grpo(model, tokenizer, table, splits, LMGRPOConfig(group_size=2, questions_per_step=1, budget=4 / (n_train * table.n_subsets), max_completion_length=8, eval_every=1, lr=1e-2))
+        assert rec["trl"]["loss_type"] == "dapo" and rec["trl"]["max_steps"] == 2
+        assert len(rec["dead_groups"]["live"]) == 2 and len(rec["dead_groups"]["trl_frac_reward_zero_std"]) == 2
+        assert rec["dead_groups"]["live"] == pytest.approx(rec["dead_groups"]["trl_frac_reward_zero_std"])
+        # an untrained tiny model writes no <answer> tags: every completion is a format failure with reward 0, every
+        # group is dead, and GRPO learns nothing, exactly its failure; the live rate says so, and TRL's metric agrees
+        assert rec["format_failures"] == rec["completions"] == 4 and rec["dead_groups"]["live"] == [1.0, 1.0]
+        assert rec["reasoner_calls"] == 2  # the no-tool cell of each step's question, once each
+    else:
+        rec = train_sft(model, tokenizer, table, splits, LMSFTConfig(batch_questions=4, epochs=8 / n_train, eval_every=1, lr=1e-2))
+    assert [p["step"] for p in rec["curve"]] == [0, 1, 2]
+    after = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}
+    moved = any(not np.allclose(before[n].numpy(), after[n].numpy()) for n in before)
+    assert moved == (arm != "grpo"), "FGPO and SFT move the adapter in two steps; GRPO on dead groups cannot"
+    test = rec["test"]
+    assert len(test["scoring"]["scores"]) == len(splits["test"]) == len(test["generation"]["scores"])
+    assert 0 <= test["q_top_mass"] <= 1
+    from fgpo_lib.lm_policy.run import rescore
+
+    again = rescore({"test": test}, table)  # the transfer design, here on the training table itself
+    assert again["scoring"]["scores"] == test["scoring"]["scores"] and again["generation"]["scores"] == test["generation"]["scores"]
+
+
+def test_lm_train_and_lm_eval_name_bad_input(tmp_path, capsys):
+    from fgpo_lib.cli import main
+
+    t = _table()
+    no_empty = RewardTable(t.rewards[:, 1:], t.question_ids, SubsetSpace(2, min_size=1, tool_names=t.tool_names), questions=t.questions, tasks=t.tasks, split=t.split)
+    no_empty.save(tmp_path / "t.npz")
+    assert main(["lm-train", "--table", str(tmp_path / "t.npz"), "--arm", "fgpo", "--out", str(tmp_path / "r.json")]) == 2
+    assert "no empty subset" in capsys.readouterr().err
+    t.save(tmp_path / "ok.npz")
+    assert main(["lm-train", "--table", str(tmp_path / "ok.npz"), "--arm", "grpo", "--set", "group_size=six", "--out", str(tmp_path / "r.json")]) == 2
+    assert "--set group_size: 'six' is not a int" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text("{}")
+    assert main(["lm-eval", str(tmp_path / "bad.json"), "--table", str(tmp_path / "ok.npz")]) == 2
+    assert "not a run record" in capsys.readouterr().err
