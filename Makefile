@@ -31,10 +31,11 @@ $(STAMP): requirements.txt requirements-models.txt pyproject.toml
 	command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } || echo "chromium not installed: the book check (tests/test_book_check.py) is skipped"
 	touch $(STAMP)
 
-# test files run in TEST_WORKERS processes (pytest-xdist), a file's tests in one process: its fixtures load once
+# tests run in TEST_WORKERS processes (pytest-xdist): a file's tests in one process, so its fixtures load once, except
+# the files of tests/conftest.py:SPREAD_CASES, whose long independent cases spread over the processes
 TEST_WORKERS ?= 2
 test: setup
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 book: setup
 	$(VENV)/bin/fgpo study --book-dir book

@@ -45,3 +45,15 @@ def no_network(monkeypatch):
 
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+
+
+#: test files whose cases are independent and long (each re-derives an LLM table), so pytest-xdist may spread them over
+#: workers case by case; every other file stays on one worker (``--dist loadgroup``), so that its module fixtures (a
+#: small book, a loaded model) are built once
+SPREAD_CASES = {"test_tables.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name not in SPREAD_CASES:
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
