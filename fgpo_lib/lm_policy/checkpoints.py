@@ -71,3 +71,29 @@ def evaluate_on_test(model, tokenizer, table, rows, length_norm: bool = True, ma
     generation = score_choices(table, rows, choices)
     return {"question_ids": [table.question_ids[r] for r in rows], "scoring": scoring, "generation": {**generation, "texts": texts},
             "q_entropy": float(entropy(q).mean()), "q_top_mass": float(q.max(1).mean())}
+
+
+def train_with_dev(trainer, dev: DevSelector, steps: int, eval_every: int, extra=None) -> float:
+    """Run a TRL trainer with a dev evaluation (and checkpoint) every ``eval_every`` steps and at the last, then
+    restore the best checkpoint; ``extra() -> dict`` adds fields to each dev point. Returns the training seconds."""
+    from transformers import TrainerCallback
+
+    model = dev.model
+
+    class DevCheckpoints(TrainerCallback):
+        def on_step_end(self, args, state, control, **kw):
+            if state.global_step % eval_every == 0 or state.global_step == steps:
+                model.eval()
+                dev(state.global_step, extra() if extra else None)
+                model.train()
+
+    trainer.add_callback(DevCheckpoints())
+    model.eval()
+    dev(0)
+    started = time.time()
+    trainer.train()
+    seconds = time.time() - started
+    if dev.best_state is not None:
+        restore(model, dev.best_state)
+    model.eval()
+    return seconds

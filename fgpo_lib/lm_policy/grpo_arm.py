@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import math
 import tempfile
-import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .checkpoints import DevSelector, evaluate_on_test, restore
+from .checkpoints import DevSelector, evaluate_on_test, train_with_dev
 from .data import TableReward, check_table, prompt_text
 
 
@@ -72,16 +71,10 @@ def train_grpo(model, tokenizer, table, splits: dict, cfg: LMGRPOConfig, progres
     dev = DevSelector(model, tokenizer, table, splits["dev"], "generation", max_new_tokens=cfg.max_completion_length)
     logged: list[dict] = []
 
-    class Checkpoints(TrainerCallback):
+    class Log(TrainerCallback):
         def on_log(self, args, state, control, logs=None, **kw):
             if logs:
                 logged.append({"step": state.global_step, **{k: v for k, v in logs.items() if isinstance(v, (int, float))}})
-
-        def on_step_end(self, args, state, control, **kw):
-            if state.global_step % cfg.eval_every == 0 or state.global_step == steps:
-                model.eval()
-                dev(state.global_step, {"reasoner_calls": reward.calls, "format_failures": reward.format_failures, "completions": reward.completions})
-                model.train()
 
     with tempfile.TemporaryDirectory() as out:
         args = GRPOConfig(
@@ -90,15 +83,8 @@ def train_grpo(model, tokenizer, table, splits: dict, cfg: LMGRPOConfig, progres
             max_steps=steps, loss_type=cfg.loss_type, scale_rewards=cfg.scale_rewards, beta=cfg.beta, use_cpu=True, bf16=False,
             logging_steps=1, save_strategy="no", report_to=[], seed=cfg.seed, disable_tqdm=not progress, lr_scheduler_type="cosine",
         )
-        trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=data, processing_class=tokenizer, callbacks=[Checkpoints()])
-        model.eval()
-        dev(0)
-        started = time.time()
-        trainer.train()
-        seconds = time.time() - started
-    if dev.best_state is not None:
-        restore(model, dev.best_state)
-    model.eval()
+        trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=data, processing_class=tokenizer, callbacks=[Log()])
+        seconds = train_with_dev(trainer, dev, steps, cfg.eval_every, lambda: {"reasoner_calls": reward.calls, "format_failures": reward.format_failures, "completions": reward.completions})
     steps_log = [p for p in logged if "frac_reward_zero_std" in p]
     return {"config": asdict(cfg), "trl": {"loss_type": args.loss_type, "scale_rewards": args.scale_rewards, "num_generations": args.num_generations,
                                             "temperature": args.temperature, "max_steps": steps, "completions_budget": completions_budget},

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import math
 import tempfile
-import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .checkpoints import DevSelector, evaluate_on_test, restore
+from .checkpoints import DevSelector, evaluate_on_test, train_with_dev
 from .data import best_candidates, check_table, prompt_text
 from .prompt import candidates
 
@@ -37,7 +36,6 @@ class LMSFTConfig:
 def train_sft(model, tokenizer, table, splits: dict, cfg: LMSFTConfig, progress: bool = False) -> dict:
     """Train ``model``'s adapter with TRL's SFTTrainer on each training question's best candidate; returns the record."""
     from datasets import Dataset
-    from transformers import TrainerCallback
     from trl import SFTConfig, SFTTrainer
 
     check_table(table)
@@ -48,24 +46,10 @@ def train_sft(model, tokenizer, table, splits: dict, cfg: LMSFTConfig, progress:
     steps = max(1, math.ceil(cfg.epochs * len(rows) / cfg.batch_questions))
     dev = DevSelector(model, tokenizer, table, splits["dev"], "scoring")
 
-    class Checkpoints(TrainerCallback):
-        def on_step_end(self, args, state, control, **kw):
-            if state.global_step % cfg.eval_every == 0 or state.global_step == steps:
-                model.eval()
-                dev(state.global_step)
-                model.train()
-
     with tempfile.TemporaryDirectory() as out:
         args = SFTConfig(output_dir=out, learning_rate=cfg.lr, per_device_train_batch_size=cfg.batch_questions, max_steps=steps, use_cpu=True, bf16=False,
                          logging_steps=1, save_strategy="no", report_to=[], seed=cfg.seed, disable_tqdm=not progress, lr_scheduler_type="cosine", packing=False)
-        trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer, callbacks=[Checkpoints()])
-        model.eval()
-        dev(0)
-        started = time.time()
-        trainer.train()
-        seconds = time.time() - started
-    if dev.best_state is not None:
-        restore(model, dev.best_state)
-    model.eval()
+        trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer)
+        seconds = train_with_dev(trainer, dev, steps, cfg.eval_every)
     return {"config": asdict(cfg), "curve": dev.curve, "selected_step": dev.best_step, "train_seconds": seconds,
             "reasoner_calls": int(len(rows) * table.n_subsets), "test": evaluate_on_test(model, tokenizer, table, splits["test"])}
