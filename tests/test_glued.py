@@ -8,7 +8,9 @@ from fgpo_lib.study.glued import compare, glued_values, main
 def _book(tmp_path, name, values):
     d = tmp_path / name / "_generated"
     d.mkdir(parents=True)
-    outputs = [{"output_type": "display_data", "data": {"text/plain": [repr(v)]}, "metadata": {"scrapbook": {"name": k, "mime_prefix": ""}}} for k, v in values.items()]
+    # myst-nb's glue(..., display=False) keeps the value under a papermill record prefix; a displayed one under its mime
+    outputs = [{"output_type": "display_data", "data": {("application/papermill.record/" if i % 2 else "") + "text/plain": [repr(v)]},
+                "metadata": {"scrapbook": {"name": k, "mime_prefix": "application/papermill.record/" if i % 2 else ""}}} for i, (k, v) in enumerate(values.items())]
     outputs.append({"output_type": "stream", "name": "stdout", "text": "not glued"})
     (d / "protocol.ipynb").write_text(json.dumps({"cells": [{"cell_type": "code", "outputs": outputs}]}))
     return tmp_path / name

@@ -29,7 +29,8 @@ def glued_values(book_dir: Path) -> dict[str, str]:
             for o in cell.get("outputs", []):
                 name = (o.get("metadata") or {}).get("scrapbook", {}).get("name")
                 if name:
-                    data = o.get("data", {})
+                    # myst-nb stores a value glued with display=False under "application/papermill.record/<mime>"
+                    data = {k.rsplit("/", 2)[-2] + "/" + k.rsplit("/", 1)[-1]: v for k, v in o.get("data", {}).items()}
                     text = data.get("text/plain")
                     out[f"{rel.with_suffix('')}:{name}"] = "".join(text) if isinstance(text, list) else str(text if text is not None else f"<{len(data.get('image/png', ''))} png chars>")
     return out
