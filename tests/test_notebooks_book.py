@@ -61,7 +61,7 @@ def broken_references(html_dir: Path) -> list[str]:
     return bad
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # session: under pytest-xdist a worker may interleave modules, which rebuilt a module-scoped book
 def small_book(tmp_path_factory):
     book = tmp_path_factory.mktemp("book")
     for f in ("_config.yml", "intro.md", "method.md", "settings.md", "limitations.md"):
