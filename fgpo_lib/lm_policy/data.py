@@ -19,7 +19,7 @@ from collections import Counter
 
 import numpy as np
 
-from ..rewards import DIFFERENTIAL_WEIGHT, FORMAT_WEIGHT
+from ..rewards import RewardSpec
 from ..table import RewardTable, stratified_split
 from .prompt import build_prompt, candidates, parse_answer
 
@@ -30,15 +30,15 @@ class LMPolicyError(ValueError):
 
 def lm_splits(table: RewardTable, dev_fraction: float = 0.2, max_train: int = 0, seed: int = 0) -> dict[str, np.ndarray]:
     """``{"train", "dev", "test"}`` row indices (module doc)."""
+    def split(rows: np.ndarray, fraction: float, seed: int) -> np.ndarray:  # stratified_split over these rows
+        tasks = None if table.tasks is None else [table.tasks[r] for r in rows]
+        return stratified_split([table.question_ids[r] for r in rows], tasks, test_fraction=fraction, seed=seed)
+
     train, test = table.split_index("train"), table.split_index("test")
-    ids = [table.question_ids[r] for r in train]
-    tasks = None if table.tasks is None else [table.tasks[r] for r in train]
-    inner = stratified_split(ids, tasks, test_fraction=dev_fraction, seed=seed)
+    inner = split(train, dev_fraction, seed)
     dev, train = train[inner == "test"], train[inner == "train"]
     if max_train and len(train) > max_train:
-        cut = stratified_split([table.question_ids[r] for r in train], None if table.tasks is None else [table.tasks[r] for r in train],
-                               test_fraction=1 - max_train / len(train), seed=seed + 1)
-        train = train[cut == "train"]
+        train = train[split(train, 1 - max_train / len(train), seed + 1) == "train"]
     for name, rows in (("train", train), ("dev", dev), ("test", test)):
         if len(rows) == 0:
             raise LMPolicyError(f"the split has no {name} questions ({table.n_questions} questions in the table); a language-model arm needs train, dev and test questions")
@@ -83,6 +83,7 @@ class TableReward:
         self.table, self.space = table, table.space
         self.row_of = {q: i for i, q in enumerate(table.question_ids)}
         self.empty = table.space.index_of([])
+        self.differential = RewardSpec("differential").apply(table.rewards, table.space)  # (n_questions, n_subsets)
         self.calls = 0
         self.asked_empty: set[int] = set()
         self.format_failures = 0
@@ -105,8 +106,7 @@ class TableReward:
                 continue
             if s != self.empty:
                 self.calls += 1
-            r = self.table.rewards[row]
-            out.append(float(DIFFERENTIAL_WEIGHT * (r[s] - r[self.empty]) + FORMAT_WEIGHT))
+            out.append(float(self.differential[row, s]))
         groups: dict = {}
         for qid, r in zip(question_id, out):
             groups.setdefault(qid, []).append(r)

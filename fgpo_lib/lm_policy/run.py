@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from ..table import RewardTable
-from .data import LMPolicyError, check_table, lm_splits
+from .data import LMPolicyError, check_table, lm_splits, score_choices
 from .fgpo_arm import LMFGPOConfig, train_fgpo
 from .grpo_arm import LMGRPOConfig, train_grpo
 from .sft_arm import LMSFTConfig, train_sft
@@ -68,16 +68,14 @@ def rescore(record: dict, table: RewardTable) -> dict:
     shared = [(k, row_of[q]) for k, q in enumerate(test["question_ids"]) if q in row_of]
     if not shared:
         raise LMPolicyError("the table holds none of the record's test questions")
-    empty = table.space.index_of([])
+    rows = [r for _, r in shared]
     out = {}
     for decoding in ("scoring", "generation"):
         choices = [test[decoding]["choices"][k] for k, _ in shared]
-        cols = [empty if c is None else c for c in choices]
-        if max(cols) >= table.n_subsets:
-            raise LMPolicyError(f"the record chose subset {max(cols)}, outside the table's {table.n_subsets} subsets: another library")
-        rows = [r for _, r in shared]
-        out[decoding] = {"question_ids": [table.question_ids[r] for r in rows], "scores": table.rewards[rows, cols].astype(float).tolist(),
-                         "sizes": table.space.sizes[cols].tolist(), "format_failures": int(sum(c is None for c in choices))}
+        if max((c for c in choices if c is not None), default=-1) >= table.n_subsets:
+            raise LMPolicyError(f"the record chose subset {max(c for c in choices if c is not None)}, outside the table's {table.n_subsets} subsets: another library")
+        scored = score_choices(table, rows, choices)
+        out[decoding] = {"question_ids": [table.question_ids[r] for r in rows], **{k: scored[k] for k in ("scores", "sizes", "format_failures")}}
     return out
 
 
