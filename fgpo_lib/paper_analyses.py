@@ -13,7 +13,10 @@ in points (x 100).
 * :func:`dead_rate_by_reward`: the closed-form dead-group rate of the uniform policy at ``G`` under the paper's Eq. 1
   and under GRPO's differential reward (Fig. 5, Table 15).
 * :func:`versus_best_fixed`: an arm against the best single fixed subset (Table 10), per seed.
-* :func:`tool_removal`: the oracle and the best fixed subset with each tool's cells dropped (Table 12).
+* :func:`tool_removal`: the oracle, the best fixed subset and FGPO retrained with each tool's cells dropped
+  (Table 12).
+* :func:`proposition1_check`: the paper's Proposition 1 on a table's rewards: merging reward classes (Eq. 1 to the
+  differential reward) cannot lower the closed-form dead rate, and moving mass onto a larger class raises it.
 
 How it departs from the paper: an arm's "mass" is read from its greedy choices (the saved results keep the subset
 each test question gets, not the whole distribution), so the shares are shares of questions.
@@ -24,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .metrics import zero_variance_prob
+from .metrics import reward_value_probs, zero_variance_prob
 from .rewards import RewardSpec
 from .table import RewardTable
 
@@ -103,9 +106,12 @@ def versus_best_fixed(arm, table: RewardTable) -> dict:
     return {"best fixed": 100 * float(best), "arm - best fixed (mean)": float(diffs.mean()), "seeds won": int((diffs > 0).sum()), "seeds": len(diffs)}
 
 
-def tool_removal(table: RewardTable) -> pd.DataFrame:
+def tool_removal(table: RewardTable, arms: dict | None = None) -> pd.DataFrame:
     """For each tool: the oracle and the best fixed subset (points) over the subsets without it, and their change
-    from the full library."""
+    from the full library. With ``arms`` (name -> ArmResult, the protocol's), also FGPO retrained without the tool
+    (:func:`~fgpo_lib.study.protocol.removal_arm`) and its change from FGPO on the full library, mean over seeds."""
+    from .study.protocol import FGPO_ARM, removal_arm
+
     r, space = table.rewards, table.space
     full_oracle, full_best = _pts(r.max(axis=1)), 100 * float(r.mean(axis=0).max())
     rows = {}
@@ -114,4 +120,68 @@ def tool_removal(table: RewardTable) -> pd.DataFrame:
         sub = r[:, keep]
         rows[t] = {"oracle": _pts(sub.max(axis=1)), "oracle change": _pts(sub.max(axis=1)) - full_oracle,
                    "best fixed": 100 * float(sub.mean(axis=0).max()), "best fixed change": 100 * float(sub.mean(axis=0).max()) - full_best}
+        if arms and removal_arm(j) in arms and FGPO_ARM in arms and not arms[removal_arm(j)].pending:
+            fgpo = 100 * float(np.nanmean(arms[removal_arm(j)].scores))
+            rows[t].update({"FGPO": fgpo, "FGPO change": fgpo - 100 * float(np.nanmean(arms[FGPO_ARM].scores))})
+    return pd.DataFrame(rows).T
+
+
+def dead_prob(masses: np.ndarray, group_size: int) -> np.ndarray:
+    """The paper's Eq. 7: ``sum_v w_v^G`` for class masses ``masses: (..., n_classes)``; ``(...)``."""
+    return (np.asarray(masses, np.float64) ** group_size).sum(axis=-1)
+
+
+def coarsens(fine: np.ndarray, coarse: np.ndarray) -> np.ndarray:
+    """``(n_questions,) bool``: whether each row of ``coarse: (n_questions, n_subsets)`` merges reward classes of
+    ``fine`` (the same shape) and never splits one, i.e. subsets with equal ``fine`` rewards have equal ``coarse``."""
+    out = np.empty(len(fine), dtype=bool)
+    for i, (f, c) in enumerate(zip(np.asarray(fine), np.asarray(coarse))):
+        out[i] = len(np.unique(np.stack([f, c]), axis=1).T) == len(np.unique(f))
+    return out
+
+
+def proposition1_check(table: RewardTable, group_size: int = 6, n_random: int = 20, seed: int = 0) -> pd.DataFrame:
+    """The paper's Proposition 1 on ``table``'s rewards, under sampling policies of every concentration: uniform, and
+    ``n_random`` seeded Dirichlet draws per question at each of the concentrations 1 and 0.1 (a policy near one
+    subset). One row per policy family:
+
+    * ``coarsening (%)``: the share of questions whose differential-reward classes merge Eq. 1's (part (i) applies);
+    * ``dead Eq. 1 (%)``, ``dead differential (%)``: the closed-form dead rate at ``group_size``, mean over questions
+      and draws;
+    * ``(i) violations``: (question, draw) pairs where the classes coarsen and yet the differential rate is lower
+      (more than 1e-12 below);
+    * ``(ii) raised (%)``: of the pairs with two classes of mass at least 1e-9 under Eq. 1 (below that, float64
+      cannot see the change), the share in which moving half the smallest such class's mass onto the largest raises
+      the dead rate; the proposition says 100.
+    """
+    if not table.space.has_empty:
+        raise ValueError("the differential reward needs the empty subset, which this table leaves out")
+    eq1 = RewardSpec("eq1").apply(table.rewards, table.space)
+    diff = RewardSpec("differential").apply(table.rewards, table.space)
+    merged = coarsens(eq1, diff)
+    n_q, n_s = table.rewards.shape
+    rng = np.random.default_rng(seed)
+    families = {"uniform": np.full((1, n_q, n_s), 1.0 / n_s)}
+    for alpha in (1.0, 0.1):
+        families[f"Dirichlet({alpha:g})"] = rng.dirichlet(np.full(n_s, alpha), size=(n_random, n_q))
+    rows = {}
+    for name, draws in families.items():
+        d_eq1 = np.stack([zero_variance_prob(p, eq1, group_size) for p in draws])
+        d_diff = np.stack([zero_variance_prob(p, diff, group_size) for p in draws])
+        raised, eligible = 0, 0
+        for p in draws:
+            _, w = reward_value_probs(p, eq1)
+            w = np.sort(w, axis=1)
+            pos = (w >= 1e-9).sum(axis=1)
+            small = w[np.arange(n_q), w.shape[1] - pos]  # the smallest class mass at least 1e-9
+            ok = pos >= 2
+            moved = w.copy()
+            moved[np.arange(n_q), w.shape[1] - pos] -= small / 2
+            moved[:, -1] += small / 2
+            raised += int((dead_prob(moved, group_size) > dead_prob(w, group_size))[ok].sum())
+            eligible += int(ok.sum())
+        rows[name] = {"coarsening (%)": 100 * float(merged.mean()), "dead Eq. 1 (%)": 100 * float(d_eq1.mean()),
+                      "dead differential (%)": 100 * float(d_diff.mean()),
+                      "(i) violations": int(((d_diff < d_eq1 - 1e-12) & merged[None, :]).sum()),
+                      "(ii) raised (%)": 100 * raised / eligible if eligible else float("nan")}
     return pd.DataFrame(rows).T

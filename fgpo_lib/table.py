@@ -215,6 +215,22 @@ class RewardTable:
             extras={k: {f: [v[i] for i in rows] if isinstance(v, list) else v for f, v in e.items()} for k, e in self.extras.items()},
         )
 
+    def select_subsets(self, columns: Sequence[int] | np.ndarray) -> "RewardTable":
+        """A new table over only the subsets ``columns`` (canonical indices of :attr:`space`), a candidate-set table
+        with the same tools; its columns keep the canonical order. Extras are dropped: their cells were answered with
+        subsets this table no longer holds."""
+        cols = np.unique(np.asarray(columns, dtype=np.int64))
+        if not len(cols) or cols[0] < 0 or cols[-1] >= self.n_subsets:
+            raise ValueError(f"subset columns must lie in 0..{self.n_subsets - 1}, got {list(columns)[:5]}")
+        space = SubsetSpace(self.space.n_tools, tool_names=self.space.tool_names,
+                            candidates=tuple(tuple(np.flatnonzero(self.space.masks[c]).tolist()) for c in cols))
+        return RewardTable(
+            rewards=self.rewards[:, cols], question_ids=list(self.question_ids), space=space, questions=list(self.questions),
+            tasks=None if self.tasks is None else list(self.tasks), split=self.split.copy(), reward_range=self.reward_range,
+            provenance=dict(self.provenance), answers=None if self.answers is None else self.answers[:, cols],
+            seconds=None if self.seconds is None else self.seconds[:, cols],
+        )
+
     def content_hash(self) -> str:
         """sha256 of rewards, ids, tools and split: equal hashes mean equal training inputs."""
         h = hashlib.sha256()

@@ -30,7 +30,7 @@ question (greedy), plus its tools per question and reasoner calls, in the array 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -59,6 +59,8 @@ class Arm:
         fixed: untrained arms: ``"no-tool"``, ``"random"``, ``"all-tools"``, ``"tools-w-desc"`` or ``"oracle"``.
         lrs: the learning rates dev chooses from; ``()`` for the shared grid :data:`LR_GRID`.
         data_fraction: the share of each training fold it trains on (the data-scale study); dev and test unchanged.
+        without_tool: the library position of a tool whose cells are dropped before training (the paper's one-tool
+            removal, its Table 12): the arm trains and is tested on the table's other subsets; -1 keeps every tool.
     """
 
     name: str
@@ -70,6 +72,15 @@ class Arm:
     fixed: str = ""
     lrs: tuple = ()
     data_fraction: float = 1.0
+    without_tool: int = -1
+
+
+def removal_arm(position: int) -> str:
+    """The name of FGPO (paper) retrained without the library's tool at ``position`` (0-based; written T1..Tn)."""
+    return f"{FGPO_ARM} (without T{position + 1})"
+
+
+REMOVAL_POSITIONS = range(4)  # the headline library's four tools
 
 
 def _fgpo(reward: str = "eq1", **kw) -> TrainConfig:
@@ -101,6 +112,7 @@ ARMS: dict[str, Arm] = {
         # the paper's data scale (Table 11) and sensitivity (Table 5): the headline library only
         *(Arm(f"{name} ({int(100 * f)}% data)", "sensitivity", base.config, base.epochs, base.budget, data_fraction=f)
           for f in (0.25, 0.5) for name, base in ((FGPO_ARM, _PAPER_FGPO), (GRPO_PAPER, _PAPER_GRPO))),
+        *(replace(_PAPER_FGPO, name=removal_arm(j), group="sensitivity", without_tool=j) for j in REMOVAL_POSITIONS),
         *(Arm(f"FGPO (entropy {b:g})", "sensitivity", _fgpo(fgpo={"entropy_coef": b}), epochs=4) for b in (0.0, 0.01, 0.08)),
         *(Arm(f"{GRPO_PAPER}, temperature {t:g}", "sensitivity", TrainConfig(method="grpo", reward="differential", group_size=6, batch_questions=64, grpo={"temperature": t}), budget=PAPER_GRPO_RATIO) for t in (0.7, 1.3)),
         Arm("No-Tool", "untrained", fixed="no-tool"),
@@ -255,6 +267,8 @@ def run_arm(arm: Arm, table: RewardTable, features: np.ndarray, seeds: list[int]
     lrs = lrs or arm.lrs or LR_GRID
     if arm.fixed:
         return _fixed(arm, table, seeds)
+    if arm.without_tool >= 0:
+        return _without_tool(arm, table, features, seeds, k, lrs, eval_points)
     n = table.n_questions
     scores, final, sizes = (np.full((len(seeds), n), np.nan) for _ in range(3))
     subsets = np.full((len(seeds), n), -1)
@@ -287,6 +301,17 @@ def run_arm(arm: Arm, table: RewardTable, features: np.ndarray, seeds: list[int]
     eq1 = RewardSpec(DEAD_GROUP_REWARD).apply(table.rewards, table.space)
     dead_q = np.mean([zero_variance_prob(probs["selected"][si], eq1, DEAD_GROUP_HIST_G) for si in range(len(seeds))], axis=0)
     return ArmResult(arm.name, scores, final, sizes, subsets, calls, chosen, dead, dead_q=dead_q)
+
+
+def _without_tool(arm: Arm, table: RewardTable, features: np.ndarray, seeds: list[int], k: int, lrs, eval_points: int) -> ArmResult:
+    """``arm`` on ``table``'s subsets without its tool (a candidate-set table), its choices mapped back to ``table``'s
+    columns. The space keeps every tool's name, so Eq. 1's tool-count term still divides by the full library size."""
+    if arm.without_tool >= table.space.n_tools:
+        raise ValueError(f"arm {arm.name!r} removes tool {arm.without_tool + 1}, but the library has {table.space.n_tools}")
+    cols = np.flatnonzero(~table.space.masks[:, arm.without_tool])
+    res = run_arm(replace(arm, without_tool=-1), table.select_subsets(cols), features, seeds, k=k, lrs=lrs, eval_points=eval_points)
+    res.subsets = np.where(res.subsets >= 0, cols[np.maximum(res.subsets, 0)], -1)
+    return res
 
 
 def _best_lr(runs, records):
