@@ -124,6 +124,17 @@ def test_description_selector_by_hand():
         tool_descriptions(["nope"])
 
 
+def test_every_library_of_every_benchmark_has_tool_descriptions():
+    """Tools w/ Desc runs on every reader setting, GeneRegion's four sequence tools included (a full book once failed
+    there: the selector knew only the eight NCBI tools)."""
+    from fgpo_lib.genomics.desc_selector import tool_descriptions
+    from fgpo_lib.genomics.libraries import ALL_TOOL_ORDER, LIBRARIES
+
+    assert len(tool_descriptions(ALL_TOOL_ORDER)) == len(ALL_TOOL_ORDER)
+    for benchmark, tools in LIBRARIES.items():
+        assert all(d.split(": ", 1)[1] for d in tool_descriptions(tools)), benchmark
+
+
 def test_tool_output_tokens():
     """No tool, no tokens; a subset's outputs are what its tools print, tokenized by SmolLM2's real vocabulary."""
     from fgpo_lib.genomics.benchmarks import load_benchmark

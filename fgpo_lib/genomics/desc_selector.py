@@ -18,15 +18,17 @@ from functools import lru_cache
 
 import numpy as np
 
+from .region_tools import REGION_TOOL_CLASSES
 from .tools import TOOL_CLASSES
+from .tools_extra import EXTRA_TOOL_CLASSES
 
 #: cosine similarity within which a tool is called along with the most similar one
 MARGIN = 0.05
 
 
 def tool_descriptions(tools) -> list[str]:
-    """``"<name>: <description>"`` of each tool named in ``tools``, in that order."""
-    by_name = {c.name: c.description for c in TOOL_CLASSES}
+    """``"<name>: <description>"`` of each tool named in ``tools``, in that order; any tool of any library."""
+    by_name = {c.name: c.description for c in (*TOOL_CLASSES, *EXTRA_TOOL_CLASSES, *REGION_TOOL_CLASSES)}
     unknown = [t for t in tools if t not in by_name]
     if unknown:
         raise ValueError(f"unknown tools {unknown}; the tools are {', '.join(by_name)}")
