@@ -46,7 +46,12 @@ def zero_variance_prob(probs: np.ndarray, rewards: np.ndarray, group_size: int, 
     ``sum_r P_pi(R=r|q)^G`` per question: the GRPO failure probability of that question.
     """
     _, p = reward_value_probs(probs, rewards, classes)
-    return (p**group_size).sum(axis=1)
+    return dead_prob(p, group_size)
+
+
+def dead_prob(masses: np.ndarray, group_size: int) -> np.ndarray:
+    """The paper's Eq. 7: ``sum_v w_v^G`` for reward-class masses ``masses: (..., n_classes)``; ``(...)``."""
+    return (np.asarray(masses, np.float64) ** group_size).sum(axis=-1)
 
 
 def zero_variance_observed(sampled: np.ndarray, rewards: np.ndarray) -> np.ndarray:

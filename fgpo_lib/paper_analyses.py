@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .metrics import reward_value_probs, zero_variance_prob
+from .metrics import dead_prob, reward_classes, reward_value_probs, zero_variance_prob
 from .rewards import RewardSpec
 from .table import RewardTable
 
@@ -126,11 +126,6 @@ def tool_removal(table: RewardTable, arms: dict | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows).T
 
 
-def dead_prob(masses: np.ndarray, group_size: int) -> np.ndarray:
-    """The paper's Eq. 7: ``sum_v w_v^G`` for class masses ``masses: (..., n_classes)``; ``(...)``."""
-    return (np.asarray(masses, np.float64) ** group_size).sum(axis=-1)
-
-
 def coarsens(fine: np.ndarray, coarse: np.ndarray) -> np.ndarray:
     """``(n_questions,) bool``: whether each row of ``coarse: (n_questions, n_subsets)`` merges reward classes of
     ``fine`` (the same shape) and never splits one, i.e. subsets with equal ``fine`` rewards have equal ``coarse``."""
@@ -159,6 +154,7 @@ def proposition1_check(table: RewardTable, group_size: int = 6, n_random: int = 
     eq1 = RewardSpec("eq1").apply(table.rewards, table.space)
     diff = RewardSpec("differential").apply(table.rewards, table.space)
     merged = coarsens(eq1, diff)
+    eq1_classes, diff_classes = reward_classes(eq1), reward_classes(diff)  # once per table, not once per draw
     n_q, n_s = table.rewards.shape
     rng = np.random.default_rng(seed)
     families = {"uniform": np.full((1, n_q, n_s), 1.0 / n_s)}
@@ -166,11 +162,11 @@ def proposition1_check(table: RewardTable, group_size: int = 6, n_random: int = 
         families[f"Dirichlet({alpha:g})"] = rng.dirichlet(np.full(n_s, alpha), size=(n_random, n_q))
     rows = {}
     for name, draws in families.items():
-        d_eq1 = np.stack([zero_variance_prob(p, eq1, group_size) for p in draws])
-        d_diff = np.stack([zero_variance_prob(p, diff, group_size) for p in draws])
+        d_eq1, d_diff = np.empty((len(draws), n_q)), np.empty((len(draws), n_q))
         raised, eligible = 0, 0
-        for p in draws:
-            _, w = reward_value_probs(p, eq1)
+        for i, p in enumerate(draws):
+            _, w = reward_value_probs(p, eq1, eq1_classes)
+            d_eq1[i], d_diff[i] = dead_prob(w, group_size), zero_variance_prob(p, diff, group_size, diff_classes)
             w = np.sort(w, axis=1)
             pos = (w >= 1e-9).sum(axis=1)
             small = w[np.arange(n_q), w.shape[1] - pos]  # the smallest class mass at least 1e-9

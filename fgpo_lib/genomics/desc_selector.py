@@ -18,9 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .region_tools import REGION_TOOL_CLASSES
-from .tools import TOOL_CLASSES
-from .tools_extra import EXTRA_TOOL_CLASSES
+from .tools_extra import all_tool_classes
 
 #: cosine similarity within which a tool is called along with the most similar one
 MARGIN = 0.05
@@ -28,7 +26,7 @@ MARGIN = 0.05
 
 def tool_descriptions(tools) -> list[str]:
     """``"<name>: <description>"`` of each tool named in ``tools``, in that order; any tool of any library."""
-    by_name = {c.name: c.description for c in (*TOOL_CLASSES, *EXTRA_TOOL_CLASSES, *REGION_TOOL_CLASSES)}
+    by_name = {c.name: c.description for c in all_tool_classes()}
     unknown = [t for t in tools if t not in by_name]
     if unknown:
         raise ValueError(f"unknown tools {unknown}; the tools are {', '.join(by_name)}")

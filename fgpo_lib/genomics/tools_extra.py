@@ -215,10 +215,15 @@ EXTRA_TOOL_CLASSES = (
 EXTRA_TOOL_ORDER = tuple(c.name for c in EXTRA_TOOL_CLASSES)
 
 
-def make_all_tools(replay=None) -> list[Tool]:
-    """Every tool in canonical order: the 8, the 12, then GeneRegion's 4 (:mod:`fgpo_lib.genomics.region_tools`),
-    sharing one replay index (the registry of every library)."""
+def all_tool_classes() -> tuple[type[Tool], ...]:
+    """Every tool class in canonical order: the 8, the 12, then GeneRegion's 4 (:mod:`fgpo_lib.genomics.region_tools`);
+    the registry of every library."""
     from .region_tools import REGION_TOOL_CLASSES
     from .tools import TOOL_CLASSES
 
-    return [cls(replay) for cls in (*TOOL_CLASSES, *EXTRA_TOOL_CLASSES, *REGION_TOOL_CLASSES)]
+    return (*TOOL_CLASSES, *EXTRA_TOOL_CLASSES, *REGION_TOOL_CLASSES)
+
+
+def make_all_tools(replay=None) -> list[Tool]:
+    """An instance of every tool of :func:`all_tool_classes`, sharing one replay index."""
+    return [cls(replay) for cls in all_tool_classes()]
