@@ -152,6 +152,22 @@ def test_tool_output_tokens():
         c.count("nope", two)
 
 
+def test_tool_output_tokens_of_every_benchmarks_library():
+    """The protocol chapter counts tokens on every headline library, GeneRegion's sequence tools included (the full
+    book once failed there: the counter knew only the eight NCBI tools); each tool alone prints something."""
+    from fgpo_lib.genomics.benchmarks import load_benchmark
+    from fgpo_lib.genomics.libraries import LIBRARIES
+    from fgpo_lib.genomics.prompt_tokens import ToolOutputTokens
+
+    for benchmark, tools in LIBRARIES.items():
+        q = load_benchmark(benchmark)[0]
+        c = ToolOutputTokens(benchmark)
+        alone = [c.count(q.qid, (t,)) for t in tools]
+        if benchmark == "generegion":  # sequence tools always print (an NCBI tool may find nothing)
+            assert min(alone) > 0, alone
+        assert c.count(q.qid, tools) >= max(alone), benchmark
+
+
 def test_sub_table_leaves_out_the_parent_librarys_extras(three_tool_table):
     """A 2-tool sub-table must not report the 3-tool All-Tools call as its own; the arm refuses a mismatched one."""
 

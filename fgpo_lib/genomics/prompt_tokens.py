@@ -13,7 +13,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .benchmarks import load_benchmark
-from .tools import make_tools, run_subset
+from .tools import run_subset
+from .tools_extra import make_all_tools
 
 
 @lru_cache(maxsize=1)
@@ -38,7 +39,7 @@ class ToolOutputTokens:
 
     def __init__(self, benchmark: str, token_count=smollm2_token_count) -> None:
         self.questions = {q.qid: q for q in load_benchmark(benchmark)}
-        self.tools = make_tools()
+        self.tools = make_all_tools()  # every library's tools, as precompute runs them
         self.token_count = token_count
         self._runs: dict = {}
         self._counts: dict = {}
