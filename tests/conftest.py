@@ -1,3 +1,14 @@
+import os
+
+#: Each pytest-xdist worker gets its share of the CPUs as its thread budget, set before numpy, torch or llama.cpp load:
+#: two workers each running llama.cpp or torch at 2 threads on 2 cores oversubscribe them, and their OpenMP threads
+#: spin while they wait. The budget is OMP_NUM_THREADS, which torch, OpenBLAS and the reasoners' default
+#: (fgpo_lib.reasoners.llm.default_threads) all read; a value the caller set is kept.
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT", "").isdigit():
+    _share = max(1, len(os.sched_getaffinity(0)) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_var, str(_share))
+
 import socket
 
 import numpy as np

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from Bio.Seq import Seq
 from scipy import stats
 
 from fgpo_lib import RewardTable
@@ -139,3 +140,21 @@ def test_coverage_and_a_reader_table_from_the_command_line(tmp_path, capsys):
     table = RewardTable.load(out)
     assert table.tool_names == ("composition", "motif_scan", "splice_scan", "knn") and table.n_subsets == 16
     assert table.provenance["tools_version"].startswith("region-")
+
+
+def test_the_stacked_motif_scan_equals_biopython_bitwise():
+    """pssm_scores (every matrix of a length at once) against Biopython's PSSM.calculate, matrix by matrix, on
+    sequences with lower case and N, over every JASPAR bank; and a question's motif_scan output is unchanged."""
+    from fgpo_lib.genomics.region_tools import _CODE, jaspar_banks, pssm_scores
+
+    rng = np.random.default_rng(0)
+    seqs = ["".join(rng.choice(list("ACGTacgtN"), size=n)) for n in (40, 71, 101)]
+    for seq in seqs:
+        codes = _CODE[np.frombuffer(seq.encode(), dtype=np.uint8)]
+        for m, idx, fwd, rev, lo, hi in jaspar_banks():
+            if m >= len(seq):
+                continue
+            ours = pssm_scores(codes, fwd)
+            for k in (0, len(idx) - 1):
+                theirs = np.asarray(jaspar_pssms()[idx[k]][2].calculate(Seq(seq)), dtype=np.float32)
+                assert np.array_equal(ours[k], theirs, equal_nan=True), (seq, m)

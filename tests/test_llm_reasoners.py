@@ -7,6 +7,7 @@ import sys
 import time
 import urllib.request
 
+import numpy as np
 import pytest
 
 import llama_cpp  # noqa: F401  (a hard requirement: make setup compiles it)
@@ -15,7 +16,7 @@ from fgpo_lib.genomics.tools import make_tools, render_outputs, run_subset
 from fgpo_lib.precompute import PrecomputeSpec, evaluate_question
 from fgpo_lib.reasoners import make_reasoner
 from fgpo_lib.reasoners.http import OpenAIHTTPReasoner
-from fgpo_lib.reasoners.llm import smollm2_path
+from fgpo_lib.reasoners.llm import default_threads, smollm2_path
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +66,7 @@ def _free_port():
 def llama_server():
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()), "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--n_threads", "2"],
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()), "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--n_threads", str(default_threads())],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -94,3 +95,24 @@ def test_openai_http_reasoner_against_a_real_llama_cpp_server(llama_server):
     assert all(isinstance(a, str) and a and "\n" not in a for a in answers)
     assert answers[0] == answers[1]  # temperature 0
     assert r.fingerprint()["model_sha256"] == f"remote:{llama_server}/smollm2"
+
+
+def test_default_threads_follow_the_process_budget(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert default_threads() == 3
+    monkeypatch.setenv("OMP_NUM_THREADS", "")
+    assert 1 <= default_threads() <= 2
+
+
+def test_the_thread_count_does_not_change_llama_cpp_logits():
+    """Why a table re-derives under any thread count (the docstring of LlamaCppReasoner): the same prompt's logits
+    at 1 and 2 threads are bitwise equal."""
+    from llama_cpp import Llama
+
+    scores = []
+    for threads in (1, 2):
+        llm = Llama(model_path=str(smollm2_path()), n_ctx=512, n_threads=threads, n_threads_batch=threads, seed=0, verbose=False, logits_all=True)
+        tokens = llm.tokenize(b"Question: which gene is at rs334? Tool output: HBB on chromosome 11, beta globin. Answer:" * 3)
+        llm.eval(tokens)
+        scores.append(np.array(llm.scores[: len(tokens)], dtype=np.float32))
+    assert scores[0].shape[0] > 60 and np.array_equal(scores[0], scores[1])

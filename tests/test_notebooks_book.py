@@ -21,15 +21,23 @@ def test_worked_example_notebook_runs_with_tiny_parameters(tmp_path):
 
 
 def test_notebooks_pass_nbval_lax(tmp_path):
-    """The text notebooks, as jupytext makes them into notebooks, run top to bottom with their default parameters.
+    """The text notebooks, as jupytext makes them into notebooks, run top to bottom under nbval, with tiny
+    parameters injected as papermill injects them (at their defaults the worked example trains 5 seeds x 100 steps
+    and the environment chapter runs every subset of up to 4 tools of every benchmark).
 
     Not the setting notebook: its defaults are the full book's protocol (every arm, 3 seeds; about 15 CPU-minutes),
     and the small book below runs it through papermill with small parameters."""
     import nbformat
+    from papermill.parameterize import parameterize_notebook
 
     nbs = []
-    for n in ("worked_example", "environment"):
-        nbformat.write(notebook_source(n), tmp_path / f"{n}.ipynb")
+    for n, params in (("worked_example", TINY_WORKED), ("environment", {"max_size": 1})):
+        nb = notebook_source(n)
+        nb.metadata.setdefault("papermill", {})  # what papermill's own loader adds: a tag list on every cell
+        for cell in nb.cells:
+            cell.metadata.setdefault("tags", [])
+        nb = parameterize_notebook(nb, params)
+        nbformat.write(nb, tmp_path / f"{n}.ipynb")
         nbs.append(str(tmp_path / f"{n}.ipynb"))
     res = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=", "-q", "-p", "no:cacheprovider", "--nbval-lax", *nbs], capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 0, res.stdout[-3000:]
@@ -64,14 +72,23 @@ def broken_references(html_dir: Path) -> list[str]:
     return bad
 
 
-@pytest.fixture(scope="session")  # session: under pytest-xdist a worker may interleave modules, which rebuilt a module-scoped book
-def small_book(tmp_path_factory):
-    book = tmp_path_factory.mktemp("book")
-    for f in ("_config.yml", "intro.md", "method.md", "settings.md", "limitations.md"):
-        shutil.copy(ROOT / "book" / f, book / f)
-    shutil.copytree(ROOT / "book" / "_static", book / "_static")
-    subprocess.run([sys.executable, "-m", "fgpo_lib.cli", "study", "--book-dir", str(book), "--small"], check=True, capture_output=True)
-    return book / "_build" / "html"
+@pytest.fixture(scope="session")
+def small_book(tmp_path_factory, worker_id):
+    """The small study's book, built once per test run: under pytest-xdist the workers share one build in the run's
+    common temporary folder, behind a file lock (the first worker to ask builds it, the others wait and read it)."""
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
+    book, html = shared / "small_book", shared / "small_book" / "_build" / "html"
+    with FileLock(str(shared / "small_book.lock")):
+        if not (html / "index.html").exists():
+            shutil.rmtree(book, ignore_errors=True)
+            book.mkdir()
+            for f in ("_config.yml", "intro.md", "method.md", "settings.md", "limitations.md"):
+                shutil.copy(ROOT / "book" / f, book / f)
+            shutil.copytree(ROOT / "book" / "_static", book / "_static")
+            subprocess.run([sys.executable, "-m", "fgpo_lib.cli", "study", "--book-dir", str(book), "--small"], check=True, capture_output=True)
+    return html
 
 
 def test_small_study_book_has_the_results_table_and_every_figure(small_book):

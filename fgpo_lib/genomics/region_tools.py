@@ -67,23 +67,72 @@ def jaspar_pssms() -> tuple:
     return tuple(out)
 
 
+@lru_cache(maxsize=1)
+def jaspar_banks() -> tuple:
+    """:func:`jaspar_pssms` stacked by motif length, for scanning every matrix of a length at once:
+    ``(length, positions in jaspar_pssms order, forward log-odds, reverse log-odds, min, max)``, the log-odds as
+    ``(n_matrices, length, 5)`` float64 arrays over A, C, G, T and a fifth letter for anything else (scored 0, the
+    window then masked as Biopython masks it)."""
+    by_len: dict[int, list[int]] = {}
+    for i, entry in enumerate(jaspar_pssms()):
+        by_len.setdefault(entry[2].length, []).append(i)
+    banks = []
+    for m, idx in sorted(by_len.items()):
+        stack = [np.zeros((len(idx), m, 5)) for _ in range(2)]
+        for k, i in enumerate(idx):
+            for s, pssm in enumerate(jaspar_pssms()[i][2:4]):
+                stack[s][k, :, :4] = np.array([[pssm[letter][j] for letter in "ACGT"] for j in range(m)])
+        lo = np.array([jaspar_pssms()[i][4] for i in idx])
+        hi = np.array([jaspar_pssms()[i][5] for i in idx])
+        banks.append((m, np.array(idx), stack[0], stack[1], lo, hi))
+    return tuple(banks)
+
+
+_CODE = np.full(256, 4, dtype=np.intp)
+for _k, _c in enumerate("ACGT"):
+    _CODE[ord(_c)] = _CODE[ord(_c.lower())] = _k
+
+
+def pssm_scores(codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Every window's log-odds under every matrix of one length, as Biopython's ``PSSM.calculate`` computes each:
+    a float64 sum over the motif's columns in order, rounded to float32, NaN where a window holds a letter other than
+    A, C, G, T. ``codes``: (sequence length,) letter codes 0-4; ``weights``: (n_matrices, m, 5); returns
+    (n_matrices, sequence length - m + 1). Bitwise equal to calling Biopython matrix by matrix (tested), at a
+    fraction of its per-call Python cost."""
+    n, m, _ = weights.shape
+    windows = len(codes) - m + 1
+    acc = np.zeros((n, windows))
+    bad = np.zeros(windows, dtype=bool)
+    for j in range(m):
+        col = codes[j : j + windows]
+        acc += weights[:, j, :][:, col]
+        bad |= col == 4
+    out = acc.astype(np.float32)
+    out[:, bad] = np.nan
+    return out
+
+
 class MotifScan(SequenceTool):
     name = "motif_scan"
     description = "Scan the sequence with every JASPAR CORE vertebrate motif; returns the top 3 matrices by relative score (0-1) with position and strand."
 
     def lines(self, seq: str) -> list[str]:
-        s = Seq(seq)
-        hits = []
-        for mid, name, fwd, rev, lo, hi in jaspar_pssms():
-            if fwd.length > len(seq):
+        codes = _CODE[np.frombuffer(seq.encode("ascii", "replace"), dtype=np.uint8)]
+        entries, hits = jaspar_pssms(), []
+        for m, idx, fwd, rev, lo, hi in jaspar_banks():
+            if m > len(seq):
                 continue
-            best = None
-            for strand, pssm in (("+", fwd), ("-", rev)):
-                scores = np.nan_to_num(np.asarray(pssm.calculate(s), dtype=np.float64), nan=lo)
-                i = int(np.argmax(scores))
-                if best is None or scores[i] > best[0]:
-                    best = (float(scores[i]), i, strand)
-            hits.append(((best[0] - lo) / (hi - lo), mid, name, best[1], best[2]))
+            best = []
+            for weights in (fwd, rev):
+                scores = pssm_scores(codes, weights).astype(np.float64)
+                scores = np.where(np.isnan(scores), lo[:, None], scores)
+                pos = np.argmax(scores, axis=1)
+                best.append((scores[np.arange(len(idx)), pos], pos))
+            minus = best[1][0] > best[0][0]  # the reverse strand only where strictly better, as a scan of + then -
+            top = np.where(minus, best[1][0], best[0][0])
+            at = np.where(minus, best[1][1], best[0][1])
+            for k, i in enumerate(idx):
+                hits.append((float((top[k] - lo[k]) / (hi[k] - lo[k])), entries[i][0], entries[i][1], int(at[k]), "-" if minus[k] else "+"))
         hits.sort(key=lambda h: (-round(h[0], 6), h[1]))
         return [f"{name} ({mid}) at {pos} ({strand}), relative score {rel:.2f}" for rel, mid, name, pos, strand in hits[:3]]
 

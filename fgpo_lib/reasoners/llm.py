@@ -21,6 +21,7 @@ the previous call by itself. The prompt text is fixed by :class:`PromptTemplate`
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -81,6 +82,17 @@ def llama_backend() -> dict:
     return {"llama_cpp_python": llama_cpp.__version__, "system_info": llama_cpp.llama_print_system_info().decode().strip(" |")}
 
 
+def default_threads() -> int:
+    """llama.cpp's thread count when none is given: ``OMP_NUM_THREADS`` where it is set (the per-process budget that
+    parallel runs set: the test workers, the book's kernels, a background precompute), else 2 or the CPUs this process
+    may use, if fewer. llama.cpp's OpenMP threads spin while they wait, so more threads than free cores slows every
+    process on the machine by several times."""
+    env = os.environ.get("OMP_NUM_THREADS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return max(1, min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)))
+
+
 class LlamaCppReasoner(Reasoner):
     """A GGUF model run greedily by llama.cpp.
 
@@ -88,7 +100,9 @@ class LlamaCppReasoner(Reasoner):
         model: a built-in name (:data:`BUILTIN_MODELS`) or ``None`` with ``model_path``.
         model_path: a user-supplied GGUF file.
         chat: ChatML prompt (instruction models) or raw prompt (base models); built-ins set it.
-        n_ctx, n_threads, n_batch: llama.cpp context size, CPU threads, prompt batch.
+        n_ctx, n_threads, n_batch: llama.cpp context size, CPU threads (``None``: :func:`default_threads`), prompt
+            batch. The thread count does not change a cell: llama.cpp's logits are bitwise the same at 1 and 2 threads
+            (checked on SmolLM2), so a table re-derives under any count.
         max_tokens: answer length cap.
         prompt: the prompt's name (:data:`fgpo_lib.reasoners.prompts.PROMPTS`): instructions and worked examples;
             a benchmark sets its own through the precompute engine.
@@ -96,7 +110,7 @@ class LlamaCppReasoner(Reasoner):
             for measuring what reuse saves).
     """
 
-    def __init__(self, model: str | None = "smollm2-135m", model_path: str | Path | None = None, chat: bool | None = None, n_ctx: int = 4096, n_threads: int = 2, n_batch: int = 512, max_tokens: int = 16, reuse_prefix: bool = True, prompt: str = "genomics") -> None:
+    def __init__(self, model: str | None = "smollm2-135m", model_path: str | Path | None = None, chat: bool | None = None, n_ctx: int = 4096, n_threads: int | None = None, n_batch: int = 512, max_tokens: int = 16, reuse_prefix: bool = True, prompt: str = "genomics") -> None:
         if model_path is None:
             if model not in BUILTIN_MODELS:
                 raise ValueError(f"unknown model {model!r}; built-in: {', '.join(BUILTIN_MODELS)}, or pass model_path")
@@ -119,6 +133,7 @@ class LlamaCppReasoner(Reasoner):
             from llama_cpp import Llama
         except ImportError as exc:
             raise ReasonerError("llama-cpp-python is not installed (see the Makefile's setup target)") from exc
+        n_threads = default_threads() if n_threads is None else n_threads
         try:
             self.llm = Llama(model_path=str(self.model_path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, n_batch=n_batch, seed=0, verbose=False, logits_all=False)
         except Exception as exc:  # llama.cpp raises ValueError for a file it cannot load
