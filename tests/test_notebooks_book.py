@@ -28,17 +28,15 @@ def test_notebooks_pass_nbval_lax(tmp_path):
     Not the setting notebook: its defaults are the full book's protocol (every arm, 3 seeds; about 15 CPU-minutes),
     and the small book below runs it through papermill with small parameters."""
     import nbformat
+    from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
 
     nbs = []
     for n, params in (("worked_example", TINY_WORKED), ("environment", {"max_size": 1})):
-        nb = notebook_source(n)
-        nb.metadata.setdefault("papermill", {})  # what papermill's own loader adds: a tag list on every cell
-        for cell in nb.cells:
-            cell.metadata.setdefault("tags", [])
-        nb = parameterize_notebook(nb, params)
-        nbformat.write(nb, tmp_path / f"{n}.ipynb")
-        nbs.append(str(tmp_path / f"{n}.ipynb"))
+        path = tmp_path / f"{n}.ipynb"
+        nbformat.write(notebook_source(n), path)
+        nbformat.write(parameterize_notebook(load_notebook_node(str(path)), params), path)  # papermill's loader, then its injection
+        nbs.append(str(path))
     res = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=", "-q", "-p", "no:cacheprovider", "--nbval-lax", *nbs], capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 0, res.stdout[-3000:]
     assert re.search(r"\b\d+ passed", res.stdout)

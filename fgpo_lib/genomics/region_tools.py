@@ -93,6 +93,11 @@ for _k, _c in enumerate("ACGT"):
     _CODE[ord(_c)] = _CODE[ord(_c.lower())] = _k
 
 
+def letter_codes(seq: str) -> np.ndarray:
+    """``(len(seq),)`` codes for :func:`pssm_scores`: 0-3 for A, C, G, T in either case, 4 for any other letter."""
+    return _CODE[np.frombuffer(seq.encode("ascii", "replace"), dtype=np.uint8)]
+
+
 def pssm_scores(codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Every window's log-odds under every matrix of one length, as Biopython's ``PSSM.calculate`` computes each:
     a float64 sum over the motif's columns in order, rounded to float32, NaN where a window holds a letter other than
@@ -117,7 +122,7 @@ class MotifScan(SequenceTool):
     description = "Scan the sequence with every JASPAR CORE vertebrate motif; returns the top 3 matrices by relative score (0-1) with position and strand."
 
     def lines(self, seq: str) -> list[str]:
-        codes = _CODE[np.frombuffer(seq.encode("ascii", "replace"), dtype=np.uint8)]
+        codes = letter_codes(seq)
         entries, hits = jaspar_pssms(), []
         for m, idx, fwd, rev, lo, hi in jaspar_banks():
             if m > len(seq):
