@@ -7,6 +7,8 @@ Hand values (Bessel's std, GRPO's eps = 1e-4):
 * TPO, zero logits over 2 subsets, rewards (1, 0), eta 0.5: q = (e^2, 1) / (e^2 + 1); the gradient of the loss in the
   logits is pi - q.
 * batch std: groups (1, 0) and (1, 1): advantages (0.5, -0.5, 0, 0) over the batch's std of (1, 0, 1, 1), 0.5.
+* GPG, groups (0, 0), (1, 0), (1, 1): one live group of 3, alpha = 3, so A = 3 x (0.5, -0.5) on it and 0 elsewhere;
+  a batch of dead groups only gives 0 (alpha 1, no division by zero).
 """
 
 import math
@@ -16,6 +18,7 @@ import pytest
 import torch
 
 from fgpo_lib import RewardTable
+from fgpo_lib.algos.gpg import gpg_advantages
 from fgpo_lib.algos.grpo import STD_EPS, grpo_advantages
 from fgpo_lib.algos.registry import METHODS, batched_methods, parse_settings
 from fgpo_lib.algos.tpo import tpo_loss, tpo_target
@@ -30,6 +33,14 @@ def test_ngrpo_by_hand():
     want = torch.tensor([[-(1 / 3) / (s + STD_EPS)] * 2, [(1 / 3) / (s + STD_EPS), -(2 / 3) / (s + STD_EPS)], [0.0, 0.0]])
     assert torch.allclose(adv, want, atol=1e-6)
     assert (grpo_advantages(torch.tensor([[0.0, 0.0]])) == 0).all()  # the group GRPO drops
+
+
+def test_gpg_by_hand():
+    adv = gpg_advantages(torch.tensor([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0]]))
+    assert torch.equal(adv, torch.tensor([[0.0, 0.0], [1.5, -1.5], [0.0, 0.0]]))
+    assert torch.equal(gpg_advantages(torch.tensor([[1.0, 1.0], [0.0, 0.0]])), torch.zeros(2, 2))
+    two_batches = torch.tensor([[[1.0, 0.0], [0.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]]])  # (2, B=2, G=2): alpha 2, then 1
+    assert torch.equal(gpg_advantages(two_batches), torch.tensor([[[1.0, -1.0], [0.0, 0.0]], [[0.5, -0.5], [-0.5, 0.5]]]))
 
 
 def test_rl_zvp_by_hand():
@@ -71,7 +82,7 @@ def _table(n=60, seed=0) -> RewardTable:
     return RewardTable(rewards.astype(np.float32), [f"q{i}" for i in range(n)], space, questions=questions, split=split)
 
 
-@pytest.mark.parametrize("method", ["tpo", "ngrpo", "rl-zvp"])
+@pytest.mark.parametrize("method", ["tpo", "ngrpo", "rl-zvp", "gpg"])
 def test_a_new_arm_learns_with_train_and_batched_alike(method):
     table = _table()
     cfg = TrainConfig(method=method, reward="eq1", steps=60, lr=0.2, group_size=4, batch_questions=16, eval_every=30)

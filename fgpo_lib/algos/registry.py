@@ -28,6 +28,7 @@ import torch
 
 from .baselines import BASELINES
 from .fgpo import FGPO, FGPOConfig, fgpo_loss
+from .gpg import gpg_advantages
 from .grpo import GRPO, GRPOConfig
 from .imitation import DPO, SFT, DPOConfig
 from .rloo import RLOOConfig, rloo_surrogate
@@ -118,6 +119,10 @@ METHODS: dict[str, Method] = {
     "rl-zvp": Method(
         "GRPO with entropy-scaled signed advantages on zero-variance groups (RL-ZVP)", "grpo", settings=RLZVPConfig, batched=True,
         advantage=lambda cfg, spec: lambda r, logp: rl_zvp_advantages(r, logp, cfg.settings.alpha, cfg.grpo.scale_rewards),
+    ),
+    "gpg": Method(
+        "GRPO's groups with a mean-centred advantage, scaled by B / (B - dead groups) (GPG)", "grpo", batched=True,
+        advantage=lambda cfg, spec: lambda r, logp: gpg_advantages(r),
     ),
     "rloo": Method("REINFORCE with a leave-one-out baseline", "sampled", _sampled(lambda cfg, st: rloo_surrogate(RLOOConfig(cfg.group_size)))),
     "sum-and-sample": Method("top-m subsets summed exactly, the rest sampled", "sampled", _sampled(lambda cfg, st: sum_and_sample_surrogate(st)), SumAndSampleConfig, "sas"),
