@@ -35,6 +35,17 @@ def _reasoner(name: str, kwargs: str):
     return make_reasoner(name, **json.loads(kwargs))
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _free_models_while_python_is_whole():
+    """The cached models are freed at the module's end: freed at interpreter exit instead, llama.cpp's finalizer runs
+    after the modules it calls are torn down and prints a traceback (``'NoneType' object is not callable``)."""
+    import gc
+
+    yield
+    _reasoner.cache_clear()
+    gc.collect()
+
+
 @pytest.mark.parametrize("path", TABLES, ids=[p.stem for p in TABLES])
 def test_committed_table_rederives_live(path):
     import json
