@@ -20,16 +20,21 @@ import sys
 from pathlib import Path
 
 
+def _notebooks(book_dir: Path):
+    """``(path relative to book_dir, cells)`` of every executed notebook under ``book_dir``, ``_build`` left out."""
+    book_dir = Path(book_dir)
+    for nb in sorted(book_dir.rglob("*.ipynb")):
+        rel = nb.relative_to(book_dir)
+        if "_build" not in rel.parts and ".ipynb_checkpoints" not in rel.parts:
+            yield rel, json.loads(nb.read_text()).get("cells", [])
+
+
 def glued_values(book_dir: Path) -> dict[str, str]:
     """``{"<notebook path>:<name>": text}`` of every glued value of the executed notebooks under ``book_dir``
     (``_build`` left out); a figure's value is its PNG's length, not its bytes."""
-    book_dir = Path(book_dir)
     out: dict[str, str] = {}
-    for nb in sorted(book_dir.rglob("*.ipynb")):
-        rel = nb.relative_to(book_dir)
-        if "_build" in rel.parts or ".ipynb_checkpoints" in rel.parts:
-            continue
-        for cell in json.loads(nb.read_text()).get("cells", []):
+    for rel, cells in _notebooks(book_dir):
+        for cell in cells:
             for o in cell.get("outputs", []):
                 name = (o.get("metadata") or {}).get("scrapbook", {}).get("name")
                 if name:
@@ -38,14 +43,6 @@ def glued_values(book_dir: Path) -> dict[str, str]:
                     text = data.get("text/plain")
                     out[f"{rel.with_suffix('')}:{name}"] = "".join(text) if isinstance(text, list) else str(text if text is not None else f"<{len(data.get('image/png', ''))} png chars>")
     return out
-
-
-def _notebooks(book_dir: Path):
-    book_dir = Path(book_dir)
-    for nb in sorted(book_dir.rglob("*.ipynb")):
-        rel = nb.relative_to(book_dir)
-        if "_build" not in rel.parts and ".ipynb_checkpoints" not in rel.parts:
-            yield rel, json.loads(nb.read_text()).get("cells", [])
 
 
 def _cell_value(text: str):
