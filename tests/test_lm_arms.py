@@ -121,3 +121,22 @@ def test_lm_train_and_lm_eval_name_bad_input(tmp_path, capsys):
     (tmp_path / "bad.json").write_text("{}")
     assert main(["lm-eval", str(tmp_path / "bad.json"), "--table", str(tmp_path / "ok.npz")]) == 2
     assert "not a run record" in capsys.readouterr().err
+
+
+def test_trls_trainers_accept_the_real_backbone_dequantized_from_its_gguf(tmp_path):
+    """transformers marks a model read from a GGUF as GGUF-quantized, and its Trainer refuses to train such a model;
+    load_backbone must hand TRL a model it accepts (the backbone itself, not the tiny test model)."""
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    from fgpo_lib.lm_policy.data import prompt_text
+    from fgpo_lib.lm_policy.model import load_backbone, with_lora
+
+    model, tokenizer = load_backbone("smollm2-135m")
+    assert not getattr(model, "is_quantized", False) and next(model.parameters()).dtype.is_floating_point
+    model = with_lora(model)
+    table = _table(4)
+    data = Dataset.from_dict({"prompt": [prompt_text(tokenizer, q, 2) for q in table.questions], "question_id": table.question_ids})
+    args = GRPOConfig(output_dir=str(tmp_path), num_generations=2, per_device_train_batch_size=2, max_steps=1, max_completion_length=4,
+                      use_cpu=True, bf16=False, report_to=[], save_strategy="no")
+    GRPOTrainer(model=model, reward_funcs=[TableReward(table)], args=args, train_dataset=data, processing_class=tokenizer)

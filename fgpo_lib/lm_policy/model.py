@@ -42,7 +42,7 @@ def gguf_path(backbone: str) -> Path:
 
 def load_backbone(backbone: str = "smollm2-135m", dtype: str = "float32"):
     """``(model, tokenizer)``: the backbone dequantized from its GGUF into ``dtype`` (``float32`` or ``bfloat16``), in
-    eval mode, every weight frozen. The GGUF is read from a temporary folder holding a link to it (transformers reads
+    eval mode, every weight frozen, and no longer marked as quantized (so TRL's trainers accept it). The GGUF is read from a temporary folder holding a link to it (transformers reads
     a GGUF from a folder)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -54,6 +54,11 @@ def load_backbone(backbone: str = "smollm2-135m", dtype: str = "float32"):
         tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=path.name)
         model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=path.name, dtype=torch_dtype)
     model.eval().requires_grad_(False)
+    # The GGUF's tensors are now plain float tensors, but transformers still marks the model as GGUF-quantized, and
+    # its Trainer (so TRL's) refuses to train a "quantized" model; nothing quantized is left, so drop the marks.
+    model.hf_quantizer, model.is_quantized, model.quantization_method = None, False, None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     return model, tokenizer
