@@ -95,6 +95,11 @@ def test_two_steps_of_each_arm_through_its_real_code_path(arm):
     else:
         rec = train_sft(model, tokenizer, table, splits, LMSFTConfig(batch_questions=4, epochs=8 / n_train, eval_every=1, lr=1e-2))
     assert [p["step"] for p in rec["curve"]] == [0, 1, 2]
+    for point in rec["curve"]:  # both decodings at every dev point, whatever the arm selects on
+        assert point["dev_score"] == point["dev_score_generation" if arm == "grpo" else "dev_score_scoring"]
+        assert 0 <= point["dev_format_failure_rate"] <= 1 and 0 <= point["closed_form_dead"] <= 1 and point["generated_entropy"] >= 0
+    if arm == "grpo":
+        assert rec["group_entropy"] == [0.0, 0.0]  # every completion of a group failed the same way: one outcome
     after = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}
     moved = any(not np.allclose(before[n].numpy(), after[n].numpy()) for n in before)
     assert moved == (arm != "grpo"), "FGPO and SFT move the adapter in two steps; GRPO on dead groups cannot"
@@ -118,6 +123,8 @@ def test_lm_train_and_lm_eval_name_bad_input(tmp_path, capsys):
     t.save(tmp_path / "ok.npz")
     assert main(["lm-train", "--table", str(tmp_path / "ok.npz"), "--arm", "grpo", "--set", "group_size=six", "--out", str(tmp_path / "r.json")]) == 2
     assert "--set group_size: 'six' is not a int" in capsys.readouterr().err
+    assert main(["lm-train", "--table", str(tmp_path / "ok.npz"), "--arm", "fgpo", "--format-warmup", "-1", "--out", str(tmp_path / "r.json")]) == 2
+    assert "--format-warmup must be >= 0" in capsys.readouterr().err
     (tmp_path / "bad.json").write_text("{}")
     assert main(["lm-eval", str(tmp_path / "bad.json"), "--table", str(tmp_path / "ok.npz")]) == 2
     assert "not a run record" in capsys.readouterr().err
@@ -140,3 +147,26 @@ def test_trls_trainers_accept_the_real_backbone_dequantized_from_its_gguf(tmp_pa
     args = GRPOConfig(output_dir=str(tmp_path), num_generations=2, per_device_train_batch_size=2, max_steps=1, max_completion_length=4,
                       use_cpu=True, bf16=False, report_to=[], save_strategy="no")
     GRPOTrainer(model=model, reward_funcs=[TableReward(table)], args=args, train_dataset=data, processing_class=tokenizer)
+
+
+def test_the_format_warm_start_trains_the_adapter_and_ignores_the_reward():
+    """The warm start's targets are random candidates: two tables that differ only in their rewards give the same
+    adapter, and the adapter moved."""
+    import torch
+
+    from fgpo_lib.lm_policy.sft_arm import FormatWarmup, format_warmup
+
+    tokenizer = _tokenizer()
+    table = _table()
+    flipped = RewardTable(1 - table.rewards, table.question_ids, table.space, questions=table.questions, tasks=table.tasks, split=table.split)
+    rows = lm_splits(table)["train"]
+    states = []
+    for t in (table, flipped):
+        model = _model(tokenizer)
+        before = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+        out = format_warmup(model, tokenizer, t, rows, FormatWarmup(epochs=2, lr=1e-2, batch_questions=4))
+        assert out["steps"] == -(-2 * len(rows) // 4)
+        after = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+        assert any(not torch.equal(before[n], after[n]) for n in before)
+        states.append(after)
+    assert all(torch.allclose(states[0][n], states[1][n]) for n in states[0])

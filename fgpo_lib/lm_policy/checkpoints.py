@@ -11,8 +11,9 @@ import time
 
 import numpy as np
 
-from .data import score_choices
-from .evaluate import candidate_distribution, entropy, generated_choices
+from .data import empirical_entropy, score_choices
+from ..metrics import entropy, zero_variance_prob
+from .evaluate import candidate_distribution, generated_choices
 
 
 def trainable_state(model) -> dict:
@@ -28,37 +29,36 @@ def restore(model, state: dict) -> None:
 class DevSelector:
     """Keeps the best dev checkpoint; ``curve`` holds one point per evaluation.
 
+    Every point measures both decodings on the dev questions, whatever the arm selects on: the score under each,
+    the format-failure rate of free generation, the entropy of ``q`` and its top mass, the entropy of the greedy
+    generated subsets across the dev questions (a collapse onto one string drives it to 0), and the closed-form
+    dead-group probability of a group of ``group_size`` drawn from ``q`` (:func:`fgpo_lib.metrics.zero_variance_prob`,
+    reward classes of the table's raw score, which are the differential reward's classes too).
+
     Args:
-        decoding: ``"scoring"`` (candidate scoring, FGPO's and SFT's) or ``"generation"`` (GRPO's own decoding).
+        decoding: ``"scoring"`` (candidate scoring, FGPO's and SFT's) or ``"generation"`` (GRPO's own decoding): the
+            score the checkpoint is selected on.
     """
 
-    def __init__(self, model, tokenizer, table, dev_rows, decoding: str, length_norm: bool = True, max_new_tokens: int = 16) -> None:
+    def __init__(self, model, tokenizer, table, dev_rows, decoding: str, length_norm: bool = True, max_new_tokens: int = 16, group_size: int = 6) -> None:
         self.model, self.tokenizer, self.table, self.rows = model, tokenizer, table, np.asarray(dev_rows)
-        self.decoding, self.length_norm, self.max_new_tokens = decoding, length_norm, max_new_tokens
+        self.decoding, self.length_norm, self.max_new_tokens, self.group_size = decoding, length_norm, max_new_tokens, group_size
         self.best, self.best_step, self.best_state = -np.inf, None, None
         self.curve: list[dict] = []
         self.started = time.time()
 
     def __call__(self, step: int, extra: dict | None = None) -> None:
         q = candidate_distribution(self.model, self.tokenizer, self.table, self.rows, self.length_norm)
-        point = {"step": step, "seconds": time.time() - self.started, "q_entropy": float(entropy(q).mean()), "q_top_mass": float(q.max(1).mean())}
-        if self.decoding == "scoring":
-            res = score_choices(self.table, self.rows, list(q.argmax(1)))
-        else:
-            choices, _ = generated_choices(self.model, self.tokenizer, self.table, self.rows, self.max_new_tokens)
-            res = score_choices(self.table, self.rows, choices)
-            point["generated_entropy"] = _choice_entropy(choices)
-        point.update({"dev_score": float(np.mean(res["scores"])), "dev_format_failures": res["format_failures"], **(extra or {})})
+        choices, _ = generated_choices(self.model, self.tokenizer, self.table, self.rows, self.max_new_tokens)
+        scored = {"scoring": score_choices(self.table, self.rows, list(q.argmax(1))), "generation": score_choices(self.table, self.rows, choices)}
+        point = {"step": step, "seconds": time.time() - self.started, "q_entropy": float(entropy(q).mean()), "q_top_mass": float(q.max(1).mean()),
+                 "dev_score": float(np.mean(scored[self.decoding]["scores"])), "dev_score_scoring": float(np.mean(scored["scoring"]["scores"])),
+                 "dev_score_generation": float(np.mean(scored["generation"]["scores"])), "dev_format_failures": scored["generation"]["format_failures"],
+                 "dev_format_failure_rate": scored["generation"]["format_failures"] / max(1, len(self.rows)), "generated_entropy": empirical_entropy(choices),
+                 "closed_form_dead": float(zero_variance_prob(q, self.table.rewards[self.rows], self.group_size).mean()), **(extra or {})}
         self.curve.append(point)
         if step > 0 and point["dev_score"] > self.best:
             self.best, self.best_step, self.best_state = point["dev_score"], step, trainable_state(self.model)
-
-
-def _choice_entropy(choices: list) -> float:
-    """Entropy (nats) of the empirical distribution of generated choices (a format failure is its own outcome)."""
-    _, counts = np.unique(["x" if c is None else str(c) for c in choices], return_counts=True)
-    p = counts / counts.sum()
-    return float(-(p * np.log(p)).sum())
 
 
 def evaluate_on_test(model, tokenizer, table, rows, length_norm: bool = True, max_new_tokens: int = 16) -> dict:

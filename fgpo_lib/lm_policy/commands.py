@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .data import LMPolicyError
 from .model import BACKBONES
+from .sft_arm import FormatWarmup
 from .run import LM_ARMS, arm_config, mean_score, rescore, run_lm_arm
 
 
@@ -40,6 +41,8 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
     p.add_argument("--max-train", type=int, default=0, help="cut the training split to a task-stratified sample of this many questions (0: all)")
     p.add_argument("--split-seed", type=int, default=0, help="seed of the fixed train/dev split")
+    p.add_argument("--format-warmup", type=float, default=FormatWarmup.epochs, metavar="EPOCHS",
+                   help="passes of the answer-format warm start (SFT on random candidates) before the arm trains; 0: none")
     p.add_argument("--out", required=True, help="the run record (JSON) to write")
     p.add_argument("--progress", action="store_true")
 
@@ -47,7 +50,10 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
 def run_train(args: argparse.Namespace) -> int:
     if args.max_train < 0:
         raise LMPolicyError(f"--max-train must be >= 0, got {args.max_train}")
-    rec = run_lm_arm(args.table, args.arm, _settings(args.arm, args.set), args.backbone, args.dtype, args.max_train, args.split_seed, args.progress)
+    if not args.format_warmup >= 0:
+        raise LMPolicyError(f"--format-warmup must be >= 0 passes, got {args.format_warmup}")
+    rec = run_lm_arm(args.table, args.arm, _settings(args.arm, args.set), args.backbone, args.dtype, args.max_train, args.split_seed, args.progress,
+                     FormatWarmup(epochs=args.format_warmup))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(rec, indent=1) + "\n")
     t = rec["test"]

@@ -73,7 +73,8 @@ class TableReward:
     ``question_id``). It counts every lookup of a well-formed completion as a reasoner call and each question's
     no-tool cell once, keeps the format-failure count, and records the **live dead-group rate** of each call: the
     share of the batch's questions whose completions all got the same reward (computed from the completions
-    themselves), which it also logs through TRL's ``log_metric``.
+    themselves), which it also logs through TRL's ``log_metric``, and the mean entropy of each group's parsed subsets
+(a format failure is its own outcome).
     """
 
     __name__ = "table_reward"
@@ -89,9 +90,10 @@ class TableReward:
         self.format_failures = 0
         self.completions = 0
         self.dead_rates: list[float] = []
+        self.group_entropies: list[float] = []
 
     def __call__(self, prompts=None, completions=None, question_id=None, log_metric=None, **kwargs) -> list[float]:
-        out = []
+        out, parsed = [], []
         for completion, qid in zip(completions, question_id):
             text = completion if isinstance(completion, str) else completion[-1]["content"]
             row = self.row_of[qid]
@@ -100,6 +102,7 @@ class TableReward:
                 self.calls += 1
             self.completions += 1
             s = parse_answer(text, self.space)
+            parsed.append(s)
             if s is None:
                 self.format_failures += 1
                 out.append(0.0)
@@ -108,13 +111,21 @@ class TableReward:
                 self.calls += 1
             out.append(float(self.differential[row, s]))
         groups: dict = {}
-        for qid, r in zip(question_id, out):
-            groups.setdefault(qid, []).append(r)
-        dead = float(np.mean([len(set(v)) == 1 for v in groups.values()]))
+        for qid, r, s in zip(question_id, out, parsed):
+            groups.setdefault(qid, []).append((r, "x" if s is None else s))
+        dead = float(np.mean([len({r for r, _ in v}) == 1 for v in groups.values()]))
         self.dead_rates.append(dead)
+        self.group_entropies.append(float(np.mean([empirical_entropy([s for _, s in v]) for v in groups.values()])))
         if log_metric is not None:
             log_metric("live_dead_group_rate", dead)
         return out
+
+
+def empirical_entropy(outcomes: list) -> float:
+    """Entropy (nats) of the empirical distribution of ``outcomes`` (any hashable values)."""
+    _, counts = np.unique([str(o) for o in outcomes], return_counts=True)
+    p = counts / counts.sum()
+    return float(-(p * np.log(p)).sum())
 
 
 def best_candidates(table: RewardTable, rows: np.ndarray) -> list[int]:

@@ -42,7 +42,3 @@ def generated_choices(model, tokenizer, table, rows, max_new_tokens: int = 16) -
         choices.append(parse_answer(text, table.space))
     return choices, texts
 
-
-def entropy(q: np.ndarray) -> np.ndarray:
-    """``(n_rows,)`` entropy in nats of each row of ``q``."""
-    return -(np.where(q > 0, q * np.log(np.clip(q, 1e-300, None)), 0.0)).sum(1)

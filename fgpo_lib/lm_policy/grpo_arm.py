@@ -91,4 +91,5 @@ def train_grpo(model, tokenizer, table, splits: dict, cfg: LMGRPOConfig, progres
             "curve": dev.curve, "selected_step": dev.best_step, "train_seconds": seconds, "reasoner_calls": reward.calls,
             "format_failures": reward.format_failures, "completions": reward.completions,
             "dead_groups": {"live": reward.dead_rates, "trl_frac_reward_zero_std": [p["frac_reward_zero_std"] for p in steps_log]},
+            "group_entropy": reward.group_entropies,
             "log": logged, "test": evaluate_on_test(model, tokenizer, table, splits["test"], max_new_tokens=cfg.max_completion_length)}

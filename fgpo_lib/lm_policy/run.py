@@ -4,7 +4,7 @@
 chapter derive from it. A record (what ``fgpo lm-train --out`` writes, and ``records/lm_policy/`` holds)::
 
     {"arm", "table": {path, content_hash, reasoner, benchmark}, "backbone": backbone_provenance(...),
-     "splits": {"train"|"dev"|"test": question ids}, "seed", "created",
+     "splits": {"train"|"dev"|"test": question ids}, "seed", "created", "format_warmup": {config, steps, seconds} or None,
      ...the trainer's record: "config", "curve", "selected_step", "train_seconds", "reasoner_calls",
      "test": {"question_ids", "scoring", "generation", "q_entropy", "q_top_mass"}}
 
@@ -15,7 +15,7 @@ another table of the same library for the questions both hold.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import numpy as np
 import torch
@@ -24,7 +24,7 @@ from ..table import RewardTable
 from .data import LMPolicyError, check_table, lm_splits, score_choices
 from .fgpo_arm import LMFGPOConfig, train_fgpo
 from .grpo_arm import LMGRPOConfig, train_grpo
-from .sft_arm import LMSFTConfig, train_sft
+from .sft_arm import FormatWarmup, LMSFTConfig, format_warmup, train_sft
 
 LM_ARMS = {"fgpo": (LMFGPOConfig, train_fgpo), "grpo": (LMGRPOConfig, train_grpo), "sft": (LMSFTConfig, train_sft)}
 
@@ -42,8 +42,9 @@ def arm_config(arm: str, settings: dict):
 
 
 def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone: str = "smollm2-135m", dtype: str = "float32",
-               max_train: int = 0, split_seed: int = 0, progress: bool = False) -> dict:
-    """Load the backbone, add a fresh LoRA adapter, train ``arm`` on ``table_path``'s fixed split, return the record."""
+               max_train: int = 0, split_seed: int = 0, progress: bool = False, warmup: FormatWarmup = FormatWarmup()) -> dict:
+    """Load the backbone, add a fresh LoRA adapter, give it the answer-format warm start (``warmup.epochs`` > 0; the
+    arm's seed draws it), train ``arm`` on ``table_path``'s fixed split, return the record."""
     from .model import backbone_provenance, load_backbone, with_lora
 
     cfg = arm_config(arm, settings or {})
@@ -53,10 +54,11 @@ def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone
     torch.manual_seed(cfg.seed)
     model, tokenizer = load_backbone(backbone, dtype)
     model = with_lora(model).eval()
+    warm = format_warmup(model, tokenizer, table, splits["train"], replace(warmup, seed=cfg.seed), progress) if warmup.epochs > 0 else None
     rec = LM_ARMS[arm][1](model, tokenizer, table, splits, cfg, progress=progress)
     return {"arm": arm, "seed": cfg.seed, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "table": {"path": str(table_path), "content_hash": table.content_hash(), "reasoner": table.provenance.get("reasoner"), "benchmark": table.provenance.get("benchmark")},
-            "backbone": backbone_provenance(backbone, dtype), "splits": {k: [table.question_ids[r] for r in v] for k, v in splits.items()}, **rec}
+            "backbone": backbone_provenance(backbone, dtype), "splits": {k: [table.question_ids[r] for r in v] for k, v in splits.items()}, "format_warmup": warm, **rec}
 
 
 def rescore(record: dict, table: RewardTable) -> dict:

@@ -4,6 +4,9 @@ paper's SFT arm), one file.
 The dataset is prompt-completion pairs: the one prompt, and the answer string of the question's best subset (ties:
 the smallest). TRL trains on the completion's tokens only. Every ``eval_every`` steps the dev questions are scored
 by candidate scoring and the best checkpoint is kept, as for FGPO.
+
+Also the answer-format warm start every arm of a run begins from (:func:`format_warmup`): the same trainer on
+random candidates, so the policy learns the format and no routing.
 """
 
 from __future__ import annotations
@@ -33,10 +36,17 @@ class LMSFTConfig:
     """TRL's seed: data order."""
 
 
+def _sft_args(out: str, lr: float, batch: int, steps: int, seed: int, progress: bool):
+    from trl import SFTConfig
+
+    return SFTConfig(output_dir=out, learning_rate=lr, per_device_train_batch_size=batch, max_steps=steps, use_cpu=True, bf16=False, logging_steps=1,
+                     save_strategy="no", report_to=[], seed=seed, disable_tqdm=not progress, lr_scheduler_type="cosine", packing=False)
+
+
 def train_sft(model, tokenizer, table, splits: dict, cfg: LMSFTConfig, progress: bool = False) -> dict:
     """Train ``model``'s adapter with TRL's SFTTrainer on each training question's best candidate; returns the record."""
     from datasets import Dataset
-    from trl import SFTConfig, SFTTrainer
+    from trl import SFTTrainer
 
     check_table(table)
     rows = np.asarray(splits["train"])
@@ -47,9 +57,50 @@ def train_sft(model, tokenizer, table, splits: dict, cfg: LMSFTConfig, progress:
     dev = DevSelector(model, tokenizer, table, splits["dev"], "scoring")
 
     with tempfile.TemporaryDirectory() as out:
-        args = SFTConfig(output_dir=out, learning_rate=cfg.lr, per_device_train_batch_size=cfg.batch_questions, max_steps=steps, use_cpu=True, bf16=False,
-                         logging_steps=1, save_strategy="no", report_to=[], seed=cfg.seed, disable_tqdm=not progress, lr_scheduler_type="cosine", packing=False)
-        trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer)
+        trainer = SFTTrainer(model=model, args=_sft_args(out, cfg.lr, cfg.batch_questions, steps, cfg.seed, progress), train_dataset=data, processing_class=tokenizer)
         seconds = train_with_dev(trainer, dev, steps, cfg.eval_every)
     return {"config": asdict(cfg), "curve": dev.curve, "selected_step": dev.best_step, "train_seconds": seconds,
             "reasoner_calls": int(len(rows) * table.n_subsets), "test": evaluate_on_test(model, tokenizer, table, splits["test"])}
+
+
+@dataclass
+class FormatWarmup:
+    """The answer-format warm start every arm of a run begins from (the record keeps it)."""
+
+    epochs: float = 1.0
+    """Passes over the training questions; 0: none (the backbone's own format)."""
+    lr: float = 3e-4
+    """Learning rate of the adapter."""
+    batch_questions: int = 16
+    """Examples per optimizer step."""
+    seed: int = 0
+    """Draws the random targets and TRL's data order."""
+
+
+def format_warmup(model, tokenizer, table, rows, cfg: FormatWarmup, progress: bool = False) -> dict:
+    """Teach the adapter the answer format and nothing else: SFT (TRL's ``SFTTrainer``) on a candidate drawn
+    uniformly at random for each training question and pass, independent of the reward.
+
+    Why: the paper's 7B instruct policy writes ``<answer>...</answer>`` from the prompt alone; SmolLM2-135M does not
+    (at temperature 1 about 1 completion in 100 parses), so GRPO's groups would be all format failures, all reward 0,
+    all dead, and it could not start. A uniform target moves the policy towards the paper's *uniform reference*
+    (every candidate equally likely) without telling it which subset is good. Returns ``{"config", "seconds"}``."""
+    import time
+
+    from datasets import Dataset
+    from trl import SFTTrainer
+
+    rows = np.asarray(rows)
+    n = max(1, math.ceil(cfg.epochs * len(rows)))
+    rng = np.random.default_rng(cfg.seed)
+    answers = candidates(table.space)
+    picked = np.resize(rows, n)
+    data = Dataset.from_dict({"prompt": [prompt_text(tokenizer, table.questions[r], table.space.n_tools) for r in picked],
+                              "completion": [answers[s] for s in rng.integers(0, table.n_subsets, n)]})
+    steps = max(1, math.ceil(n / cfg.batch_questions))
+    started = time.time()
+    with tempfile.TemporaryDirectory() as out:
+        model.train()
+        SFTTrainer(model=model, args=_sft_args(out, cfg.lr, cfg.batch_questions, steps, cfg.seed, progress), train_dataset=data, processing_class=tokenizer).train()
+    model.eval()
+    return {"config": asdict(cfg), "steps": steps, "seconds": time.time() - started}
