@@ -9,7 +9,9 @@ Stages, in order, each resuming from what is committed and declaring what it wri
    :data:`SCALING_RUNS` without records.
 3. **ondemand** (writes ``records/scaling_llm/``): ``fgpo ondemand`` for each of :data:`ONDEMAND_RUNS`; it resumes
    its own records, so a finished one trains nothing.
-4. **study** (writes ``book/``): ``fgpo study``, which ``make book`` runs alone: the cheap last step.
+4. **lm_policy** (writes ``records/lm_policy/``): ``fgpo lm-train`` for each run of
+   :data:`~fgpo_lib.lm_policy.runs.LM_RUNS` without a record (a record is written only when its run finishes).
+5. **study** (writes ``book/``): ``fgpo study``, which ``make book`` runs alone: the cheap last step.
 
 The LLM stages take CPU-hours; ``make book`` and the tests never run them. ``--dry-run`` reads the tables'
 provenance and the records, loads no model and computes nothing.
@@ -28,7 +30,7 @@ TABLES = ROOT / "tables"
 SCALING_RUNS = (("geneturing", "records", 150), ("geneturing", "minilm", 150), ("genehop", "records", None), ("geneseq", "records", 150))
 #: the scaling chapter's on-demand LLM runs: (benchmark, reasoner, committed 163-subset table, library size)
 ONDEMAND_RUNS = (("geneturing", "gemma3-270m", "tables/geneturing__gemma3-270m.npz", 12),)
-STAGES = ("precompute", "scaling", "ondemand", "study")
+STAGES = ("precompute", "scaling", "ondemand", "lm_policy", "study")
 
 
 def precompute_commands() -> list[tuple[str, list[str]]]:
@@ -59,6 +61,7 @@ def precompute_commands() -> list[tuple[str, list[str]]]:
 
 def plan() -> dict[str, list[tuple[str, list[str]]]]:
     """Every stage's ``(what it would recompute, fgpo command)`` pairs; an empty list: nothing to do."""
+    from .lm_policy.runs import pending_runs
     from .ondemand import RUNS_DIR as LLM_RUNS
     from .scaling import RUNS_DIR
 
@@ -67,7 +70,8 @@ def plan() -> dict[str, list[tuple[str, list[str]]]]:
     ondemand = [(f"{b} x {r} at {n} tools: " + ("resumes its records" if (LLM_RUNS / f"{b}__{r}").exists() else "no records yet"),
                  ["ondemand", "--benchmark", b, "--reasoner", r, "--table", t, "--tools", str(n), "--reasoner-kwargs", '{"n_threads": 1}'])
                 for b, r, t, n in ONDEMAND_RUNS]
-    return {"precompute": precompute_commands(), "scaling": scaling, "ondemand": ondemand, "study": [("the book, from the tables and records", ["study"])]}
+    lm_policy = [(f"{run.name} ({run.role}): no record yet", run.command()) for run in pending_runs()]
+    return {"precompute": precompute_commands(), "scaling": scaling, "ondemand": ondemand, "lm_policy": lm_policy, "study": [("the book, from the tables and records", ["study"])]}
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:

@@ -170,3 +170,19 @@ def test_the_format_warm_start_trains_the_adapter_and_ignores_the_reward():
         assert any(not torch.equal(before[n], after[n]) for n in before)
         states.append(after)
     assert all(torch.allclose(states[0][n], states[1][n]) for n in states[0])
+
+
+def test_the_pipeline_trains_every_registered_run_without_a_record(tmp_path, monkeypatch, capsys):
+    """``fgpo pipeline --stages lm_policy`` lists one lm-train command per run of LM_RUNS that has no record, on a
+    committed table, and skips a run whose record exists."""
+    from fgpo_lib.cli import main
+    from fgpo_lib.lm_policy import runs
+
+    monkeypatch.setattr(runs, "RECORDS_DIR", tmp_path)
+    assert len({r.name for r in runs.LM_RUNS}) == len(runs.LM_RUNS)
+    assert all((runs.ROOT / r.table).exists() for r in runs.LM_RUNS)
+    assert main(["pipeline", "--dry-run", "--stages", "lm_policy"]) == 0
+    listed = [line.split()[3] for line in capsys.readouterr().out.splitlines() if line.strip().startswith("fgpo lm-train")]
+    assert listed == [r.table for r in runs.LM_RUNS]
+    runs.LM_RUNS[0].record.write_text("{}")
+    assert [r.name for r in runs.pending_runs()] == [r.name for r in runs.LM_RUNS[1:]]

@@ -1,0 +1,87 @@
+"""The language-model policy's committed runs: the chapter's design, as one registry.
+
+:data:`LM_RUNS` names every run of "The paper's policy" chapter; ``fgpo pipeline --stages lm_policy`` trains each
+one that has no record under :data:`RECORDS_DIR`, and the chapter reads the records. The design (the paper's, cut to
+a CPU budget):
+
+* **One training table per benchmark**: Qwen2.5-Coder-0.5B's 4-tool table (:data:`TRAINING_REASONER`), the strongest
+  reasoner whose tables cover every question of every benchmark. The trained policy's test choices are then scored
+  on every reasoner's 4-tool table (:func:`~fgpo_lib.lm_policy.run.rescore`), the paper's transfer design.
+* **GeneTuring, GeneSeq and GeneRegion**; GeneHop's 100 questions leave 56 to train on, too few for a language
+  model, so it is left out.
+* **A learning-rate grid on one benchmark** (GeneTuring, FGPO, :data:`~fgpo_lib.lm_policy.fgpo_arm.LR_GRID`),
+  chosen on dev, and that rate for every arm and benchmark: a grid per arm and benchmark does not fit the budget.
+* **Train on** :data:`MAX_TRAIN` task-stratified training questions; one seed.
+* One **length-normalisation ablation** (sum of log-probabilities) and one **policy-size point** (Qwen2.5-Coder-0.5B
+  as the backbone), both FGPO on GeneTuring.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .fgpo_arm import LR_GRID
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORDS_DIR = ROOT / "records" / "lm_policy"
+TRAINING_REASONER = "qwen2.5-coder-0.5b"
+MAX_TRAIN = 150
+#: the learning rate every arm uses, the middle of the grid; the chapter shows the grid's dev scores and states
+#: whether this rate is their best
+LR = 3e-4
+
+
+@dataclass(frozen=True)
+class LMRun:
+    """One run: an arm trained on a benchmark's training table."""
+
+    benchmark: str
+    """The benchmark; its training table is ``tables/<benchmark>__<TRAINING_REASONER>__4tools.npz``."""
+    arm: str
+    """An arm of :data:`~fgpo_lib.lm_policy.run.LM_ARMS`."""
+    settings: dict = field(default_factory=dict)
+    """The arm's settings (``--set``) beyond the learning rate :data:`LR`."""
+    backbone: str = "smollm2-135m"
+    """The policy's backbone (:data:`~fgpo_lib.lm_policy.model.BACKBONES`)."""
+    role: str = "main"
+    """``main`` (the main table), ``lr-grid``, ``length-norm`` or ``policy-size``."""
+    seed: int = 0
+    """The arm's seed (its warm start, data order and sampling)."""
+
+    @property
+    def name(self) -> str:
+        extra = "".join(f"__{k}-{v}" for k, v in sorted(self.settings.items()))
+        size = "" if self.backbone == "smollm2-135m" else f"__{self.backbone}"
+        return f"{self.benchmark}__{self.arm}{size}{extra}__s{self.seed}"
+
+    @property
+    def table(self) -> str:
+        return f"tables/{self.benchmark}__{TRAINING_REASONER}__4tools.npz"
+
+    @property
+    def record(self) -> Path:
+        return RECORDS_DIR / f"{self.name}.json"
+
+    def command(self) -> list[str]:
+        """The ``fgpo`` command line that trains it."""
+        settings = {"lr": LR, **self.settings}
+        return ["lm-train", "--table", self.table, "--arm", self.arm, *[a for k, v in settings.items() for a in ("--set", f"{k}={v}")],
+                "--backbone", self.backbone, "--max-train", str(MAX_TRAIN), "--out", os.path.relpath(self.record, ROOT)]
+
+
+BENCHMARKS = ("geneturing", "geneseq", "generegion")
+#: in the order the pipeline trains them: the grid's points first, since the rate of every other run follows from it
+LM_RUNS: tuple[LMRun, ...] = (
+    LMRun("geneturing", "fgpo"),
+    *(LMRun("geneturing", "fgpo", {"lr": lr}, role="lr-grid") for lr in LR_GRID if lr != LR),
+    *(LMRun(b, arm) for b in BENCHMARKS for arm in ("fgpo", "grpo", "sft") if (b, arm) != ("geneturing", "fgpo")),
+    LMRun("geneturing", "fgpo", {"length_norm": False}, role="length-norm"),
+    LMRun("geneturing", "fgpo", backbone="qwen2.5-coder-0.5b", role="policy-size"),
+)
+
+
+def pending_runs() -> list[LMRun]:
+    """The runs of :data:`LM_RUNS` without a record, in the registry's order."""
+    return [run for run in LM_RUNS if not run.record.exists()]
