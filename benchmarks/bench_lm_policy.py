@@ -8,10 +8,14 @@ prompt of real GeneRegion questions (chat template), and times, per question:
 * FGPO: the 16 candidates scored and the loss backpropagated, with the shared prompt
   (:func:`fgpo_lib.lm_policy.scoring.candidate_scores`) and naively (each candidate its own sequence), checking that
   the two scores agree;
-* GRPO: ``generate`` of G = 6 completions of at most 12 tokens at temperature 1.
+* GRPO: ``generate`` of G = 6 completions of at most 12 tokens at temperature 1, and the share of them that
+  :func:`~fgpo_lib.lm_policy.prompt.parse_answer` reads (the untrained policy's format rate);
+* a GRPO step of TRL's ``GRPOTrainer`` itself (the arm's settings: 4 questions x G = 6 completions of at most 16
+  tokens), on GeneRegion x Qwen2.5-Coder-0.5B's table, timed over ``--grpo-steps`` steps (0: skip).
 
-It prints seconds per question, tokens per second, the speedup of shared-prompt scoring, and the largest score
-difference between the two. Threads: torch's default unless ``--threads``.
+It prints seconds per question, tokens per second, the speedup of shared-prompt scoring, the largest score
+difference between the two, the format rate and the seconds per GRPO step. Threads: torch's default unless
+``--threads``.
 """
 
 from __future__ import annotations
@@ -30,12 +34,13 @@ def main() -> None:
     ap.add_argument("--dtypes", default="float32,bfloat16")
     ap.add_argument("--questions", type=int, default=3)
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--grpo-steps", type=int, default=2)
     args = ap.parse_args()
     import torch
 
     from fgpo_lib.genomics.benchmarks import load_benchmark
     from fgpo_lib.lm_policy.model import load_backbone, with_lora
-    from fgpo_lib.lm_policy.prompt import build_prompt, candidates
+    from fgpo_lib.lm_policy.prompt import build_prompt, candidates, parse_answer
     from fgpo_lib.lm_policy.scoring import candidate_scores, fgpo_loss, naive_candidate_scores
     from fgpo_lib.subsets import SubsetSpace
 
@@ -52,7 +57,7 @@ def main() -> None:
         print(f"\n{args.backbone} {dtype}: loaded in {time.perf_counter() - t0:.1f} s; trainable parameters {sum(p.numel() for p in model.parameters() if p.requires_grad):,}")
         cand = [tok(c, add_special_tokens=False)["input_ids"] for c in candidates(space)]
         times = {"shared": [], "naive": [], "generate": []}
-        worst, tokens = 0.0, {"shared": 0, "naive": 0}
+        worst, tokens, parsed = 0.0, {"shared": 0, "naive": 0}, 0
         for text in questions:
             chat = tok.apply_chat_template([{"role": "user", "content": build_prompt(text, 4)}], tokenize=False, add_generation_prompt=True)
             prompt = torch.tensor(tok(chat, add_special_tokens=False)["input_ids"])
@@ -69,14 +74,40 @@ def main() -> None:
             worst = max(worst, float((scores["shared"] - scores["naive"]).abs().max()))
             t = time.perf_counter()
             with torch.no_grad():
-                model.generate(prompt[None].repeat(6, 1), attention_mask=torch.ones(6, len(prompt), dtype=torch.long), do_sample=True, temperature=1.0, max_new_tokens=12, pad_token_id=tok.pad_token_id)
+                out = model.generate(prompt[None].repeat(6, 1), attention_mask=torch.ones(6, len(prompt), dtype=torch.long), do_sample=True, temperature=1.0,
+                                     top_k=0, top_p=1.0, max_new_tokens=12, pad_token_id=tok.pad_token_id)
             times["generate"].append(time.perf_counter() - t)
+            parsed += sum(parse_answer(tok.decode(o[len(prompt):], skip_special_tokens=True), space) is not None for o in out)
         n = len(questions)
         for name in ("shared", "naive"):
             print(f"FGPO update per question, {name} scoring: {sum(times[name]) / n:.2f} s ({tokens[name] / sum(times[name]):.0f} tokens/s forward+backward)")
         print(f"shared-prompt speedup: {sum(times['naive']) / sum(times['shared']):.2f}x; largest score difference {worst:.2e}")
-        print(f"GRPO generation, 6 completions x 12 tokens: {sum(times['generate']) / n:.2f} s per question")
+        print(f"GRPO generation, 6 completions x 12 tokens: {sum(times['generate']) / n:.2f} s per question; {parsed} of {6 * n} completions parse")
         print(f"FGPO step of 16 questions: about {16 * sum(times['shared']) / n:.0f} s")
+        if args.grpo_steps:
+            print(f"GRPO step of TRL's GRPOTrainer (4 questions x G = 6): {grpo_step_seconds(model, tok, args.grpo_steps):.1f} s")
+
+
+def grpo_step_seconds(model, tok, steps: int) -> float:
+    """Seconds per optimizer step of TRL's GRPOTrainer with the GRPO arm's settings, on GeneRegion's training table."""
+    import tempfile
+
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    from fgpo_lib.lm_policy.data import TableReward, prompt_text
+    from fgpo_lib.lm_policy.grpo_arm import LMGRPOConfig, grpo_args
+    from fgpo_lib.table import RewardTable
+
+    table = RewardTable.load(Path(__file__).resolve().parents[1] / "tables" / "generegion__qwen2.5-coder-0.5b__4tools.npz")
+    cfg, rows = LMGRPOConfig(), range(4 * steps)
+    data = Dataset.from_dict({"prompt": [prompt_text(tok, table.questions[r], 4) for r in rows], "question_id": [table.question_ids[r] for r in rows]})
+    with tempfile.TemporaryDirectory() as out:
+        args = grpo_args(cfg, out, steps)
+        trainer = GRPOTrainer(model=model, reward_funcs=[TableReward(table)], args=args, train_dataset=data, processing_class=tok)
+        t = time.perf_counter()
+        trainer.train()
+        return (time.perf_counter() - t) / steps
 
 
 if __name__ == "__main__":

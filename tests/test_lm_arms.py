@@ -134,9 +134,10 @@ def test_trls_trainers_accept_the_real_backbone_dequantized_from_its_gguf(tmp_pa
     """transformers marks a model read from a GGUF as GGUF-quantized, and its Trainer refuses to train such a model;
     load_backbone must hand TRL a model it accepts (the backbone itself, not the tiny test model)."""
     from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     from fgpo_lib.lm_policy.data import prompt_text
+    from fgpo_lib.lm_policy.grpo_arm import LMGRPOConfig, grpo_args
     from fgpo_lib.lm_policy.model import load_backbone, with_lora
 
     model, tokenizer = load_backbone("smollm2-135m")
@@ -144,8 +145,7 @@ def test_trls_trainers_accept_the_real_backbone_dequantized_from_its_gguf(tmp_pa
     model = with_lora(model)
     table = _table(4)
     data = Dataset.from_dict({"prompt": [prompt_text(tokenizer, q, 2) for q in table.questions], "question_id": table.question_ids})
-    args = GRPOConfig(output_dir=str(tmp_path), num_generations=2, per_device_train_batch_size=2, max_steps=1, max_completion_length=4,
-                      use_cpu=True, bf16=False, report_to=[], save_strategy="no")
+    args = grpo_args(LMGRPOConfig(group_size=2, questions_per_step=1, max_completion_length=4), str(tmp_path), 1)
     GRPOTrainer(model=model, reward_funcs=[TableReward(table)], args=args, train_dataset=data, processing_class=tokenizer)
 
 

@@ -54,12 +54,24 @@ class LMGRPOConfig:
     """TRL's seed: sampling and data order."""
 
 
+def grpo_args(cfg: LMGRPOConfig, out: str, steps: int, progress: bool = False):
+    """TRL's ``GRPOConfig`` of the arm: every setting the record states is set here explicitly, on the CPU."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(
+        output_dir=out, learning_rate=cfg.lr, num_generations=cfg.group_size, temperature=cfg.temperature,
+        max_completion_length=cfg.max_completion_length, per_device_train_batch_size=cfg.questions_per_step * cfg.group_size,
+        max_steps=steps, loss_type=cfg.loss_type, scale_rewards=cfg.scale_rewards, beta=cfg.beta, use_cpu=True, bf16=False,
+        logging_steps=1, save_strategy="no", report_to=[], seed=cfg.seed, disable_tqdm=not progress, lr_scheduler_type="cosine",
+    )
+
+
 def train_grpo(model, tokenizer, table, splits: dict, cfg: LMGRPOConfig, progress: bool = False) -> dict:
     """Train ``model``'s adapter with TRL's GRPOTrainer; returns the arm's record (see :func:`~fgpo_lib.lm_policy.fgpo_arm.train_fgpo`),
     with the per-step dead-group rates, format failures and the TRL settings used."""
     from datasets import Dataset
     from transformers import TrainerCallback
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     check_table(table)
     reward = TableReward(table)
@@ -77,12 +89,7 @@ def train_grpo(model, tokenizer, table, splits: dict, cfg: LMGRPOConfig, progres
                 logged.append({"step": state.global_step, **{k: v for k, v in logs.items() if isinstance(v, (int, float))}})
 
     with tempfile.TemporaryDirectory() as out:
-        args = GRPOConfig(
-            output_dir=out, learning_rate=cfg.lr, num_generations=cfg.group_size, temperature=cfg.temperature,
-            max_completion_length=cfg.max_completion_length, per_device_train_batch_size=cfg.questions_per_step * cfg.group_size,
-            max_steps=steps, loss_type=cfg.loss_type, scale_rewards=cfg.scale_rewards, beta=cfg.beta, use_cpu=True, bf16=False,
-            logging_steps=1, save_strategy="no", report_to=[], seed=cfg.seed, disable_tqdm=not progress, lr_scheduler_type="cosine",
-        )
+        args = grpo_args(cfg, out, steps, progress)
         trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=data, processing_class=tokenizer, callbacks=[Log()])
         seconds = train_with_dev(trainer, dev, steps, cfg.eval_every, lambda: {"reasoner_calls": reward.calls, "format_failures": reward.format_failures, "completions": reward.completions})
     steps_log = [p for p in logged if "frac_reward_zero_std" in p]
