@@ -186,3 +186,37 @@ def test_the_pipeline_trains_every_registered_run_without_a_record(tmp_path, mon
     assert listed == [r.table for r in runs.LM_RUNS]
     runs.LM_RUNS[0].record.write_text("{}")
     assert [r.name for r in runs.pending_runs()] == [r.name for r in runs.LM_RUNS[1:]]
+
+
+def test_the_chapters_transfer_table_by_hand(tmp_path):
+    """Two hand-made records (FGPO and GRPO) scored on two reasoners' tables, one holding only some of the test
+    questions: every score, the untrained rows and the paired difference are what a hand computation gives."""
+    import json
+
+    from fgpo_lib.lm_policy.report import load_records, transfer_results
+    from fgpo_lib.study.protocol_results import paired_comparison
+
+    space = SubsetSpace(2, tool_names=("composition", "knn"))  # subsets: 0 none, 1 {0}, 2 {1}, 3 {0,1}
+    ids = ["q0", "q1", "q2", "q3"]
+    train = RewardTable(np.array([[0, 1, 0, 1], [1, 1, 0, 0], [0, 0, 0, 1], [0, 1, 1, 1]], np.float32), ids, space)
+    other = RewardTable(np.array([[1, 0, 0, 0], [0, 0, 1, 1]], np.float32), ["q2", "q0"], space)
+    train.save(tmp_path / "geneturing__qwen2.5-coder-0.5b__4tools.npz")
+    other.save(tmp_path / "geneturing__smollm2-135m__4tools.npz")
+    for arm, scoring, generation in (("fgpo", [1, 0, 3, 2], [1, 0, 3, 2]), ("grpo", [3, 3, 0, 0], [None, 3, None, 0])):
+        rec = {"test": {"question_ids": ids, "scoring": {"choices": scoring}, "generation": {"choices": generation}}, "reasoner_calls": 64}
+        (tmp_path / f"geneturing__{arm}__s0.json").write_text(json.dumps(rec))
+    records = load_records(tmp_path)
+    assert sorted(records) == ["geneturing__fgpo__s0", "geneturing__grpo__s0"]
+    results, settings = transfer_results(records, "scoring", tmp_path)
+    own, moved = results["GeneTuring × Qwen2.5-Coder-0.5B"], results["GeneTuring × SmolLM2-135M"]
+    assert own["FGPO"].scores.tolist() == [[1, 1, 1, 1]] and own["GRPO (TRL)"].scores.tolist() == [[1, 0, 0, 0]]
+    assert moved["FGPO"].scores.tolist() == [[0, 0]]  # q0 chose {0} (reward 0 there), q2 chose {0,1} (0)
+    assert moved["GRPO (TRL)"].scores.tolist() == [[1, 1]]  # q0 chose {0,1} (1 there), q2 chose none (1)
+    assert own["No-Tool"].scores.tolist() == [[0, 1, 0, 0]] and own["Oracle"].scores.tolist() == [[1, 1, 1, 1]]
+    assert own["Random"].scores.tolist() == [[0.5, 0.5, 0.25, 0.75]] and own["All-Tools"].scores.tolist() == [[1, 0, 1, 1]]
+    assert settings.set_index("reasoner").loc["smollm2-135m", "questions"] == 2
+    assert settings.set_index("reasoner")["training table"].to_dict() == {"qwen2.5-coder-0.5b": True, "smollm2-135m": False}
+    diff = paired_comparison({"own": own}, "FGPO", "GRPO (TRL)").iloc[0]
+    assert diff["FGPO - GRPO (TRL)"] == pytest.approx(75.0) and (diff["a only"], diff["b only"]) == (3, 0)
+    generated, _ = transfer_results(records, "generation", tmp_path)  # a format failure scores the no-tool cell
+    assert generated["GeneTuring × Qwen2.5-Coder-0.5B"]["GRPO (TRL)"].scores.tolist() == [[0, 0, 0, 0]]

@@ -1,0 +1,142 @@
+"""What the chapter "The paper's policy" shows, from the committed run records (it never trains).
+
+* :func:`load_records`: the records of :data:`~fgpo_lib.lm_policy.runs.LM_RUNS` that exist.
+* :func:`transfer_results`: the paper's transfer design. Each trained policy's test choices, under one decoding,
+  scored on **every** LLM reasoner's 4-tool table of its benchmark, for the test questions that table holds, with
+  the untrained rows (No-Tool, Random, All-Tools, Oracle) from the same table and questions. The result has the
+  protocol's shape, ``{setting: {arm: ArmResult}}``, so the protocol's main table and paired comparison
+  (:mod:`fgpo_lib.study.protocol_results`) read it unchanged.
+* :func:`curve_frame`, :func:`dead_group_frame`, :func:`cost_frame`: the training curves, GRPO's per-step dead-group
+  rates and what each run cost.
+
+Array convention: an :class:`~fgpo_lib.study.protocol.ArmResult` here has one row (one seed):
+``scores, sizes, subsets: (1, n_questions)``; Random's score is its expectation over the uniform policy.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..reasoners.registry import REASONERS
+from ..table import RewardTable
+from .run import rescore
+from .runs import LM_RUNS, RECORDS_DIR, ROOT
+
+#: the chapter's label of each arm of the policy
+ARM_LABELS = {"fgpo": "FGPO", "grpo": "GRPO (TRL)", "sft": "SFT (TRL)"}
+UNTRAINED = ("No-Tool", "Random", "All-Tools", "Oracle")
+DECODINGS = ("scoring", "generation")
+
+
+def load_records(folder: Path | None = None, role: str | None = None) -> dict:
+    """``{run: (LMRun, record)}`` for every registered run (of ``role``, if given) whose record is in ``folder``."""
+    folder = Path(folder) if folder is not None else RECORDS_DIR
+    out = {}
+    for run in LM_RUNS:
+        path = folder / f"{run.name}.json"
+        if (role is None or run.role == role) and path.exists():
+            out[run.name] = (run, json.loads(path.read_text()))
+    return out
+
+
+def evaluation_tables(benchmark: str, tables_dir: Path | None = None) -> dict[str, Path]:
+    """``{reasoner: path}``: every LLM reasoner's committed 4-tool table of ``benchmark``."""
+    tables_dir = Path(tables_dir) if tables_dir is not None else ROOT / "tables"
+    paths = {r: tables_dir / f"{benchmark}__{r}__4tools.npz" for r, e in REASONERS.items() if e.kind == "llm"}
+    return {r: p for r, p in paths.items() if p.exists()}
+
+
+def _arm(name: str, scores, sizes, subsets, calls: float = 0.0):
+    from ..study.protocol import ArmResult
+
+    row = lambda v: np.asarray(v, np.float64)[None, :]  # noqa: E731
+    return ArmResult(name, row(scores), row(scores), row(sizes), np.asarray(subsets, np.int64)[None, :], np.array([float(calls)]))
+
+
+def untrained_arms(table: RewardTable, rows: np.ndarray) -> dict:
+    """No-Tool, Random (the uniform policy's expected score), All-Tools and Oracle on ``rows`` of ``table``."""
+    space, r = table.space, table.rewards[rows].astype(np.float64)  # (n, n_subsets)
+    empty, full = space.index_of([]), space.index_of(list(range(space.n_tools)))
+    n = len(rows)
+    best = r.argmax(1)
+    return {"No-Tool": _arm("No-Tool", r[:, empty], np.zeros(n), np.full(n, empty)),
+            "Random": _arm("Random", r.mean(1), np.full(n, space.sizes.mean()), np.full(n, -1)),
+            "All-Tools": _arm("All-Tools", r[:, full], np.full(n, space.n_tools), np.full(n, full)),
+            "Oracle": _arm("Oracle", r.max(1), space.sizes[best], best)}
+
+
+def transfer_results(records: dict, decoding: str = "scoring", tables_dir: Path | None = None) -> tuple[dict, pd.DataFrame]:
+    """``({setting: {arm: ArmResult}}, settings)`` for the ``main`` records under ``decoding`` (module doc); a
+    format failure scores the no-tool cell. ``settings`` has one row per setting: ``setting, benchmark, reasoner,
+    questions, training table`` (whether it is the table the policy trained on)."""
+    from ..study.runner import setting_title
+
+    if decoding not in DECODINGS:
+        raise ValueError(f"decoding {decoding!r}: use one of {', '.join(DECODINGS)}")
+    results, meta = {}, []
+    by_benchmark: dict[str, list] = {}
+    for run, rec in records.values():
+        if run.role == "main":
+            by_benchmark.setdefault(run.benchmark, []).append((run, rec))
+    for benchmark, runs in by_benchmark.items():
+        for reasoner, path in evaluation_tables(benchmark, tables_dir).items():
+            table = RewardTable.load(path)
+            title = setting_title(benchmark, reasoner)
+            arms, ids = {}, None
+            row_of = {q: i for i, q in enumerate(table.question_ids)}
+            for run, rec in runs:
+                scored = rescore(rec, table)[decoding]
+                if ids is not None and scored["question_ids"] != ids:
+                    raise ValueError(f"{run.name}: its test questions differ from the other arms' on {path.name}")
+                ids = scored["question_ids"]
+                rows = np.array([row_of[q] for q in ids])
+                chosen = [table.space.index_of([]) if c is None else c for c in _choices(rec, decoding, ids)]
+                arms[ARM_LABELS[run.arm]] = _arm(ARM_LABELS[run.arm], scored["scores"], scored["sizes"], chosen, rec["reasoner_calls"])
+            results[title] = {**arms, **untrained_arms(table, rows)}
+            meta.append({"setting": title, "benchmark": benchmark, "reasoner": reasoner, "questions": len(ids),
+                         "training table": path.name == Path(runs[0][0].table).name})
+    return results, pd.DataFrame(meta)
+
+
+def _choices(rec: dict, decoding: str, ids: list) -> list:
+    own = dict(zip(rec["test"]["question_ids"], rec["test"][decoding]["choices"]))
+    return [own[q] for q in ids]
+
+
+def curve_frame(records: dict) -> pd.DataFrame:
+    """Every dev evaluation of every run: ``run, benchmark, arm, role`` and the point's fields (step, seconds,
+    dev scores under both decodings, format-failure rate, entropies, top mass, closed-form dead-group rate)."""
+    rows = [{"run": name, "benchmark": run.benchmark, "arm": ARM_LABELS[run.arm], "role": run.role, **point}
+            for name, (run, rec) in records.items() for point in rec["curve"]]
+    return pd.DataFrame(rows)
+
+
+def dead_group_frame(records: dict) -> pd.DataFrame:
+    """GRPO's training steps: ``run, benchmark, step``, the live dead-group rate (from the completions), TRL's
+    ``frac_reward_zero_std`` and the mean entropy of each group's parsed subsets."""
+    rows = []
+    for name, (run, rec) in records.items():
+        if run.arm != "grpo":
+            continue
+        dead = rec["dead_groups"]
+        trl = dead["trl_frac_reward_zero_std"] + [np.nan] * (len(dead["live"]) - len(dead["trl_frac_reward_zero_std"]))
+        ent = rec.get("group_entropy", [])
+        for step, live in enumerate(dead["live"], start=1):
+            rows.append({"run": name, "benchmark": run.benchmark, "step": step, "live": live, "trl": trl[step - 1], "group entropy": ent[step - 1] if step <= len(ent) else np.nan})
+    return pd.DataFrame(rows)
+
+
+def cost_frame(records: dict) -> pd.DataFrame:
+    """What each run cost: reasoner calls (table cells read, or GRPO's lookups), seconds of the warm start and of
+    training, the dev-selected step and the learning rate."""
+    rows = []
+    for name, (run, rec) in records.items():
+        warm = rec.get("format_warmup") or {}
+        rows.append({"run": name, "benchmark": run.benchmark, "arm": ARM_LABELS[run.arm], "role": run.role, "backbone": run.backbone,
+                     "lr": rec["config"]["lr"], "reasoner calls": rec["reasoner_calls"], "warm-start s": warm.get("seconds", 0.0),
+                     "training s": rec["train_seconds"], "selected step": rec["selected_step"], "train questions": len(rec["splits"]["train"])})
+    return pd.DataFrame(rows)
