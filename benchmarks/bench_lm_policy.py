@@ -1,9 +1,10 @@
 """Speed of the language-model policy on this CPU: what one FGPO update and one GRPO step cost, before any run.
 
-    python benchmarks/bench_lm_policy.py [--backbone smollm2-135m] [--dtypes float32,bfloat16] [--questions 3]
+    python benchmarks/bench_lm_policy.py [--benchmark generegion] [--backbone smollm2-135m] [--dtypes float32,bfloat16] [--questions 3]
 
 For each dtype it loads the backbone from its GGUF with a fresh LoRA adapter (r16, q/k/v/o), builds the policy
-prompt of real GeneRegion questions (chat template), and times, per question:
+prompt of real questions of ``--benchmark`` (chat template; a GeneRegion prompt holds its sequence, so it is
+the longest), and times, per question:
 
 * FGPO: the 16 candidates scored and the loss backpropagated, with the shared prompt
   (:func:`fgpo_lib.lm_policy.scoring.candidate_scores`) and naively (each candidate its own sequence), checking that
@@ -11,7 +12,7 @@ prompt of real GeneRegion questions (chat template), and times, per question:
 * GRPO: ``generate`` of G = 6 completions of at most 12 tokens at temperature 1, and the share of them that
   :func:`~fgpo_lib.lm_policy.prompt.parse_answer` reads (the untrained policy's format rate);
 * a GRPO step of TRL's ``GRPOTrainer`` itself (the arm's settings: 4 questions x G = 6 completions of at most 16
-  tokens), on GeneRegion x Qwen2.5-Coder-0.5B's table, timed over ``--grpo-steps`` steps (0: skip).
+  tokens), on the benchmark's Qwen2.5-Coder-0.5B 4-tool table, timed over ``--grpo-steps`` steps (0: skip).
 
 It prints seconds per question, tokens per second, the speedup of shared-prompt scoring, the largest score
 difference between the two, the format rate and the seconds per GRPO step. Threads: torch's default unless
@@ -30,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 def main() -> None:
     ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
+    ap.add_argument("--benchmark", default="generegion")
     ap.add_argument("--backbone", default="smollm2-135m")
     ap.add_argument("--dtypes", default="float32,bfloat16")
     ap.add_argument("--questions", type=int, default=3)
@@ -48,7 +50,7 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     print(f"torch threads: {torch.get_num_threads()}")
     space = SubsetSpace(4)
-    questions = [q.text for q in load_benchmark("generegion")[: args.questions]]
+    questions = [q.text for q in load_benchmark(args.benchmark)[: args.questions]]
     rewards = torch.linspace(0, 1, space.n_subsets)
     for dtype in args.dtypes.split(","):
         t0 = time.perf_counter()
@@ -85,11 +87,11 @@ def main() -> None:
         print(f"GRPO generation, 6 completions x 12 tokens: {sum(times['generate']) / n:.2f} s per question; {parsed} of {6 * n} completions parse")
         print(f"FGPO step of 16 questions: about {16 * sum(times['shared']) / n:.0f} s")
         if args.grpo_steps:
-            print(f"GRPO step of TRL's GRPOTrainer (4 questions x G = 6): {grpo_step_seconds(model, tok, args.grpo_steps):.1f} s")
+            print(f"GRPO step of TRL's GRPOTrainer (4 questions x G = 6): {grpo_step_seconds(model, tok, args.benchmark, args.grpo_steps):.1f} s")
 
 
-def grpo_step_seconds(model, tok, steps: int) -> float:
-    """Seconds per optimizer step of TRL's GRPOTrainer with the GRPO arm's settings, on GeneRegion's training table."""
+def grpo_step_seconds(model, tok, benchmark: str, steps: int) -> float:
+    """Seconds per optimizer step of TRL's GRPOTrainer with the GRPO arm's settings, on ``benchmark``'s training table."""
     import tempfile
 
     from datasets import Dataset
@@ -99,7 +101,7 @@ def grpo_step_seconds(model, tok, steps: int) -> float:
     from fgpo_lib.lm_policy.grpo_arm import LMGRPOConfig, grpo_args
     from fgpo_lib.table import RewardTable
 
-    table = RewardTable.load(Path(__file__).resolve().parents[1] / "tables" / "generegion__qwen2.5-coder-0.5b__4tools.npz")
+    table = RewardTable.load(Path(__file__).resolve().parents[1] / "tables" / f"{benchmark}__qwen2.5-coder-0.5b__4tools.npz")
     cfg, rows = LMGRPOConfig(), range(4 * steps)
     data = Dataset.from_dict({"prompt": [prompt_text(tok, table.questions[r], 4) for r in rows], "question_id": [table.question_ids[r] for r in rows]})
     with tempfile.TemporaryDirectory() as out:
