@@ -360,7 +360,9 @@ def cmd_precompute(args: argparse.Namespace) -> int:
     counts = engine.run(workers=args.workers, executor=executor, progress=not args.quiet, checkpoint=checkpoint, checkpoint_every=args.checkpoint_every)
     print(f"computed {counts['computed']:,} cells ({counts['failed']:,} failed) in {counts['seconds']:.1f} s")
     if args.extras:
-        extra = engine.run_extras(progress=not args.quiet)
+        if args.checkpoint_every:
+            checkpoint()  # every question's cells, before the extras' long single pass
+        extra = engine.run_extras(progress=not args.quiet, checkpoint=checkpoint, checkpoint_every=args.checkpoint_every)
         print(f"extras: the All-Tools cell of every question; {extra['selections']:,} selection calls, {extra['unparseable']:,} unparseable")
     _save_without_loss(engine.build_table(), out, args.force)
     print(f"wrote {out}")

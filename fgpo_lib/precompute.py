@@ -541,13 +541,16 @@ class PrecomputeEngine:
             t = time.perf_counter()
             self.cache.put(self._rows(q, evaluate_question(self.spec, q, missing, self.reasoner), time.perf_counter() - t))
 
-    def run_extras(self, progress: bool = True) -> dict:
+    def run_extras(self, progress: bool = True, checkpoint: Callable[[], None] | None = None, checkpoint_every: int = 0) -> dict:
         """Per question: the **All-Tools** cell (every tool of the library in one call, whatever ``max_size``) and,
         for reasoners that have one, the **selection call** (:mod:`fgpo_lib.reasoners.selection`) and the cell of the
-        subset it picked. Cached like every cell; returns counts ``selections``, ``unparseable``."""
+        subset it picked. Cached like every cell; ``checkpoint()`` is called after every ``checkpoint_every``
+        questions. Returns counts ``selections``, ``unparseable``."""
         descriptions = selection_menu(self.all_tools)
         selections = unparseable = 0
-        for q in tqdm(self.questions, desc=f"{self.spec.benchmark}/{self.spec.reasoner} extras", unit="question", disable=not progress):
+        for done, q in enumerate(tqdm(self.questions, desc=f"{self.spec.benchmark}/{self.spec.reasoner} extras", unit="question", disable=not progress), start=1):
+            if checkpoint and checkpoint_every and done % checkpoint_every == 0:
+                checkpoint()  # the extras of the questions before this one
             self._ensure_cells(q, [self.all_tools])
             if not self.can_select():
                 continue

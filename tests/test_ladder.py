@@ -147,6 +147,17 @@ def test_checkpoints_write_partial_tables(tmp_path, capsys):
     assert table.n_questions == 10 and table.provenance["complete"] is True and table.answers.shape == table.rewards.shape
 
 
+def test_checkpoints_also_cover_the_extras_pass(tmp_path, capsys):
+    """With --extras, every question's cells are written before the extras' single pass starts, and the pass itself
+    checkpoints, so a run killed during the extras keeps all its cells and the extras done (once lost 19 questions)."""
+    out = tmp_path / "t.npz"
+    assert main(["precompute", "--benchmark", "genehop", "--reasoner", "records", "--questions", "10", "--quiet", "--extras", "--checkpoint-every", "4",
+                 "--cache", str(tmp_path / "c.sqlite"), "--out", str(out)]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("checkpoint:")]
+    # the cell pass at 4 and 8 questions, all 10 before the extras, then twice during them (after 3 and 7 questions)
+    assert [line.split(" of ")[0] for line in lines] == ["checkpoint: 4", "checkpoint: 8", "checkpoint: 10", "checkpoint: 10", "checkpoint: 10"]
+
+
 def test_dry_run_prints_the_cost_and_caches_its_pilot(tmp_path, capsys):
     assert main(["precompute", "--benchmark", "geneturing", "--reasoner", "bm25", "--questions", "18", "--dry-run", "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "t.npz")]) == 0
     text = capsys.readouterr().out
