@@ -74,7 +74,7 @@ class TableReward:
     no-tool cell once, keeps the format-failure count, and records the **live dead-group rate** of each call: the
     share of the batch's questions whose completions all got the same reward (computed from the completions
     themselves), which it also logs through TRL's ``log_metric``, and the mean entropy of each group's parsed subsets
-(a format failure is its own outcome).
+    (a format failure is its own outcome).
     """
 
     __name__ = "table_reward"
@@ -112,7 +112,7 @@ class TableReward:
             out.append(float(self.differential[row, s]))
         groups: dict = {}
         for qid, r, s in zip(question_id, out, parsed):
-            groups.setdefault(qid, []).append((r, "x" if s is None else s))
+            groups.setdefault(qid, []).append((r, s))
         dead = float(np.mean([len({r for r, _ in v}) == 1 for v in groups.values()]))
         self.dead_rates.append(dead)
         self.group_entropies.append(float(np.mean([empirical_entropy([s for _, s in v]) for v in groups.values()])))
@@ -122,7 +122,8 @@ class TableReward:
 
 
 def empirical_entropy(outcomes: list) -> float:
-    """Entropy (nats) of the empirical distribution of ``outcomes`` (any hashable values)."""
+    """Entropy (nats) of the empirical distribution of ``outcomes``, compared by their text (``None``, a format
+    failure, is an outcome of its own)."""
     _, counts = np.unique([str(o) for o in outcomes], return_counts=True)
     p = counts / counts.sum()
     return float(-(p * np.log(p)).sum())

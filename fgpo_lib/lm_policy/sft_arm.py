@@ -84,7 +84,7 @@ def format_warmup(model, tokenizer, table, rows, cfg: FormatWarmup, progress: bo
     Why: the paper's 7B instruct policy writes ``<answer>...</answer>`` from the prompt alone; SmolLM2-135M does not
     (at temperature 1 about 1 completion in 100 parses), so GRPO's groups would be all format failures, all reward 0,
     all dead, and it could not start. A uniform target moves the policy towards the paper's *uniform reference*
-    (every candidate equally likely) without telling it which subset is good. Returns ``{"config", "seconds"}``."""
+    (every candidate equally likely) without telling it which subset is good. Returns ``{"config", "steps", "seconds"}``."""
     import time
 
     from datasets import Dataset
