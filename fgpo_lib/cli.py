@@ -325,7 +325,8 @@ def cmd_precompute(args: argparse.Namespace) -> int:
     if kwargs is None:  # a resume keeps the settings its tables were made with (n_threads, ...), unless given anew
         kwargs = next((dict(t.provenance.get("reasoner_kwargs") or {}) for _, t in sources if t.provenance.get("reasoner") == args.reasoner), {})
     check_reasoner_kwargs(args.reasoner, kwargs)
-    spec = PrecomputeSpec(args.benchmark, args.reasoner, kwargs, args.max_size, args.questions, args.sample_seed, _library(args.benchmark, args.tools))
+    spec = PrecomputeSpec(args.benchmark, args.reasoner, kwargs, args.max_size, args.questions, args.sample_seed, _library(args.benchmark, args.tools),
+                          extras=args.extras)
     engine = PrecomputeEngine(spec, cache=args.cache or DEFAULT_CACHE)
     print(f"{spec.benchmark} x {spec.reasoner}: {len(engine.questions)} questions x {engine.space.n_subsets} subsets of {', '.join(engine.space.tool_names)}; cache {engine.cache.path}")
     for path, source in sources:

@@ -2,9 +2,9 @@
 
 Stages, in order, each resuming from what is committed and declaring what it writes:
 
-1. **precompute** (writes ``tables/``): every committed LLM table that is not complete is extended with
-   ``fgpo precompute --resume-from T --out T`` (its own sample, library, extras and reasoner settings, from its
-   provenance); a complete table costs nothing.
+1. **precompute** (writes ``tables/``): every committed LLM table that is not complete (its cells, or the extras its
+   run asked for) is extended with ``fgpo precompute --resume-from T --out T`` (its own sample, library, extras and
+   reasoner settings, from its provenance); a complete table costs nothing.
 2. **scaling** (writes ``records/scaling/``): ``fgpo scaling`` for each (benchmark, reasoner) of
    :data:`SCALING_RUNS` without records.
 3. **ondemand** (writes ``records/scaling_llm/``): ``fgpo ondemand`` for each of :data:`ONDEMAND_RUNS`; it resumes
@@ -55,7 +55,8 @@ def precompute_commands() -> list[tuple[str, list[str]]]:
             import json
 
             cmd += ["--reasoner-kwargs", json.dumps(prov["reasoner_kwargs"])]
-        out.append((f"{path.stem}: {left} of {prov.get('sample_size')} questions remain", cmd))
+        what = f"{left} of {prov.get('sample_size')} questions remain" if left else f"every cell is done; its extras ({', '.join(prov.get('extras', []))}) remain"
+        out.append((f"{path.stem}: {what}", cmd))
     return out
 
 

@@ -230,6 +230,9 @@ class PrecomputeSpec:
     tools: tuple[str, ...] | None = None
     """The tool library (any order; kept in canonical order); None for all 8 tools. A subset's cell is the same in
     every library that holds its tools, so libraries share cached cells."""
+    extras: bool = False
+    """The run also asks for the extra cells (All-Tools, and the selection call where the reasoner has one); a
+    table then counts as ``complete`` only once every question has them."""
 
     def __post_init__(self) -> None:
         bench = BENCHMARKS.get(self.benchmark)
@@ -398,7 +401,7 @@ class PrecomputeEngine:
                 secs = None if table.seconds is None or np.isnan(table.seconds[i, s]) else float(table.seconds[i, s])
                 add(qid, label, answer, float(table.rewards[i, s]), secs)
             for extra in table.extras.values():  # extra cells: All-Tools, the selection call and the cell it picked
-                if extra.get("kind") == "selection":
+                if extra.get("kind") == "selection" and extra["answers"][i] is not None:  # null: not asked yet (a partial extra)
                     add(qid, extra["key_label"], extra["answers"][i], None, None)
                 if extra.get("kind") in ("cell", "selection") and extra["rewards"][i] is not None:
                     answer = extra["answers"][i] if extra["kind"] == "cell" else None  # a selection's answer is its reply
@@ -575,25 +578,41 @@ class PrecomputeEngine:
                 self._ensure_cells(q, [chosen])
         return {"selections": selections, "unparseable": unparseable}
 
+    def extra_names(self) -> tuple[str, ...]:
+        """The extras this run asked for (``spec.extras``): ``all_tools``, and ``selection`` where the reasoner can select."""
+        if not self.spec.extras:
+            return ()
+        return ("all_tools", "selection") if self.can_select() else ("all_tools",)
+
     def extras(self, questions: list[Question]) -> dict:
-        """The extra cells of ``questions`` found in the cache, as a table's ``extras`` (see :mod:`fgpo_lib.table`);
-        an extra is left out unless every question has it."""
+        """The extra cells of ``questions`` found in the cache, as a table's ``extras`` (see :mod:`fgpo_lib.table`).
+
+        An extra that every question has goes under its name (``all_tools``, ``selection``), which is what readers
+        use. One that only some questions have so far goes under ``partial_<name>`` (:data:`PARTIAL_EXTRA`), its
+        entries null for the questions not done yet, so that a checkpoint written during the extras pass keeps the
+        answers already paid for, and a resume seeds them back."""
         out = {}
         label = "+".join(self.all_tools)
         got = self.cache.get([self.key(q.qid, label) for q in questions])
-        rows = [got.get(self.key(q.qid, label)) for q in questions]
-        if all(r is not None and r[2] == "ok" for r in rows):
-            out["all_tools"] = {"kind": "cell", "subsets": [label] * len(questions), "answers": [r[0] for r in rows], "rewards": [r[1] for r in rows]}
+        rows = [_ok(got.get(self.key(q.qid, label))) for q in questions]
+        _put_extra(out, "all_tools", rows, {"kind": "cell", "subsets": [label] * len(questions),
+                                            "answers": [r and r[0] for r in rows], "rewards": [r and r[1] for r in rows]})
         sel = self.cache.get([self.key(q.qid, self.selection_label) for q in questions])
-        sel_rows = [sel.get(self.key(q.qid, self.selection_label)) for q in questions]
-        if all(r is not None and r[2] == "ok" for r in sel_rows):
-            picks = [parse_selection(r[0], self.all_tools) for r in sel_rows]
-            labels = [None if p is None else "+".join(p) for p in picks]
-            cells = self.cache.get([self.key(q.qid, lb) for q, lb in zip(questions, labels) if lb is not None])
-            rewards = [None if lb is None else cells.get(self.key(q.qid, lb), (None, None))[1] for q, lb in zip(questions, labels)]
-            if all(r is not None for r, lb in zip(rewards, labels) if lb is not None):
-                out["selection"] = {"kind": "selection", "key_label": self.selection_label, "answers": [r[0] for r in sel_rows], "subsets": labels, "rewards": rewards}
+        sel_rows = [_ok(sel.get(self.key(q.qid, self.selection_label))) for q in questions]
+        picks = [None if r is None else parse_selection(r[0], self.all_tools) for r in sel_rows]
+        labels = [None if p is None else "+".join(p) for p in picks]
+        cells = self.cache.get([self.key(q.qid, lb) for q, lb in zip(questions, labels) if lb is not None])
+        rewards = [None if lb is None else _ok(cells.get(self.key(q.qid, lb))) for q, lb in zip(questions, labels)]
+        done = [r if lb is None or rw is not None else None for r, lb, rw in zip(sel_rows, labels, rewards)]  # a pick's cell must be done too
+        _put_extra(out, "selection", done, {"kind": "selection", "key_label": self.selection_label,
+                                            "answers": [r and d and r[0] for r, d in zip(sel_rows, done)],
+                                            "subsets": [lb if d else None for lb, d in zip(labels, done)],
+                                            "rewards": [rw[1] if d and rw else None for rw, d in zip(rewards, done)]})
         return out
+
+    def extras_complete(self, extras: dict) -> bool:
+        """Whether ``extras`` (:meth:`extras`) holds every extra this run asked for, for every question."""
+        return all(name in extras for name in self.extra_names())
 
     def cell(self, q: Question, subset: int) -> float:
         """Reward of one cell: from the cache, or evaluated now and cached (GRPO's on-demand path)."""
@@ -648,6 +667,7 @@ class PrecomputeEngine:
             "library": list(self.space.tool_names),
             "questions": self.spec.questions,
             "sample_seed": self.spec.sample_seed,
+            "extras": list(self.extra_names()),
         }
 
     def build_table(self, partial: bool = False) -> RewardTable:
@@ -679,6 +699,7 @@ class PrecomputeEngine:
                         seconds[i, s] = hit[4]
         if problems:
             raise PrecomputeError(f"{len(problems)} cells are failed or missing; rerun precompute to retry them. First: " + "; ".join(problems[:5]))
+        extras = self.extras(questions)
         return RewardTable(
             rewards=rewards,
             question_ids=[q.qid for q in questions],
@@ -686,11 +707,29 @@ class PrecomputeEngine:
             questions=[q.text for q in questions],
             tasks=[q.task for q in questions],
             split=[q.split for q in questions],
-            provenance={**self.provenance(), "complete": len(questions) == len(self.questions), "sample_size": len(self.questions)},
+            provenance={**self.provenance(), "complete": len(questions) == len(self.questions) and self.extras_complete(extras),
+                        "sample_size": len(self.questions)},
             answers=_known_answers(answers),
             seconds=seconds,
-            extras=self.extras(questions),
+            extras=extras,
         )
+
+
+#: the name of an extra that only some questions have so far (:meth:`PrecomputeEngine.extras`); readers never see it
+PARTIAL_EXTRA = "partial_{}"
+
+
+def _ok(hit):
+    """A cache hit if its status is ``ok``, else None."""
+    return hit if hit is not None and hit[2] == "ok" else None
+
+
+def _put_extra(out: dict, name: str, done: list, extra: dict) -> None:
+    """``extra`` into ``out`` under ``name`` when every question is ``done``, under ``partial_<name>`` when some are."""
+    if done and all(d is not None for d in done):
+        out[name] = extra
+    elif any(d is not None for d in done):
+        out[PARTIAL_EXTRA.format(name)] = extra
 
 
 def _known_answers(answers: np.ndarray) -> np.ndarray | None:
@@ -716,6 +755,7 @@ def table_holdings(table: RewardTable) -> dict:
     non-empty cell answers, of known answers and rewards of each extra, and its provenance fields."""
     held = {"cells": table.rewards.size, "answers": 0 if table.answers is None else int((table.answers != "").sum())}
     for name, extra in table.extras.items():
+        name = name.removeprefix(PARTIAL_EXTRA.format(""))  # a partial extra that becomes whole holds more, not less
         for f in ("answers", "rewards"):
             if isinstance(extra.get(f), list):
                 held[f"extra {name} {f}"] = sum(v is not None for v in extra[f])

@@ -30,7 +30,9 @@ and two optional entries:
 ``extras`` (optional) holds per-question cells outside the subset space: ``all_tools`` (kind ``cell``: every tool of
 the library in one call, even past ``max_size``) and ``selection`` (kind ``selection``: the reasoner's own pick of
 tools, its raw reply in ``answers``, the parsed subset in ``subsets`` or null when unparseable, and that subset's
-reward). Each list in an extra has one entry per question, in row order.
+reward). Each list in an extra has one entry per question, in row order. A checkpoint of ``fgpo precompute`` written
+while the extras are still being computed holds those done so far under ``partial_all_tools`` and
+``partial_selection``, null for a question not done yet; readers use only the whole extras, and a resume seeds both.
 
 Long format (CSV or Parquet, by file suffix)
 --------------------------------------------

@@ -291,6 +291,68 @@ def test_extras_selection_call_with_a_real_llm_and_resume(tmp_path, smollm2):
     assert res["agree"] == 2 and [name for _, name, _, _ in res["disagreements"]] == ["selection", "selection"]
 
 
+def test_a_run_killed_during_the_selection_calls_keeps_the_replies_it_paid_for(tmp_path, smollm2):
+    """A checkpoint written during the extras pass holds the selection replies made so far (as ``partial_selection``,
+    which no reader sees) and says the table is not complete; a resume on a new machine (an empty cache) seeds them
+    back, asks only the questions left, and ends with the table of an uninterrupted run. Before, a selection extra was
+    written only once every question had one, so a run killed at 180 of 300 questions lost all 180 replies."""
+    from fgpo_lib.precompute import PARTIAL_EXTRA
+
+    spec = PrecomputeSpec("geneturing", "smollm2-135m", questions=9, tools=LIBRARIES["geneturing"], extras=True)
+    whole = PrecomputeEngine(spec, cache=tmp_path / "whole.sqlite", reasoner=smollm2)
+    whole.questions = whole.questions[:3]
+    whole.run(progress=False)
+    whole.run_extras(progress=False)
+    expected = whole.build_table()
+    assert expected.provenance["complete"] is True and expected.provenance["extras"] == ["all_tools", "selection"]
+
+    class Killed(Exception):
+        pass
+
+    killed = PrecomputeEngine(spec, cache=tmp_path / "a.sqlite", reasoner=smollm2)
+    killed.questions = whole.questions
+    killed.run(progress=False)
+    path = tmp_path / "t.npz"
+
+    def checkpoint_then_die():
+        killed.build_table(partial=True).save(path)
+        raise Killed
+
+    with pytest.raises(Killed):
+        killed.run_extras(progress=False, checkpoint=checkpoint_then_die, checkpoint_every=2)  # after the first question's extras
+    partial = RewardTable.load(path)
+    assert partial.provenance["complete"] is False, "every cell is done, but the extras asked for are not"
+    assert "selection" not in partial.extras, "readers see only whole extras"
+    replies = partial.extras[PARTIAL_EXTRA.format("selection")]["answers"]
+    assert isinstance(replies[0], str) and replies[1:] == [None, None]
+
+    resumed = PrecomputeEngine(spec, cache=tmp_path / "b.sqlite", reasoner=smollm2)
+    resumed.questions = whole.questions
+    resumed.seed_from_table(partial, source=str(path))
+    before = resumed.cache.count()
+    resumed.run_extras(progress=False)
+    assert resumed.cache.count() - before == 2, "only the two questions left are asked"
+    final = resumed.build_table()
+    assert final.extras == expected.extras and final.provenance["complete"] is True
+
+
+def test_the_pipeline_resumes_a_table_whose_extras_are_missing(tmp_path, monkeypatch):
+    """A table whose cells are all done but whose extras (asked for) are not is not complete, so ``fgpo pipeline``
+    resumes it; once the extras are written it has nothing to do."""
+    from fgpo_lib import pipeline
+
+    monkeypatch.setattr(pipeline, "ROOT", tmp_path)
+    monkeypatch.setattr(pipeline, "TABLES", tmp_path / "tables")
+    engine = PrecomputeEngine(PrecomputeSpec("genehop", "records", questions=4, extras=True), cache=tmp_path / "c.sqlite")
+    engine.run(progress=False)  # 8 tools, at most 4 a subset: the All-Tools cell is no cell of the grid
+    engine.build_table().save(tmp_path / "tables" / "genehop__records.npz")
+    assert [what for what, _ in pipeline.precompute_commands()] == ["genehop__records: every cell is done; its extras (all_tools) remain"]
+    assert "--extras" in pipeline.precompute_commands()[0][1]
+    engine.run_extras(progress=False)
+    engine.build_table().save(tmp_path / "tables" / "genehop__records.npz")
+    assert pipeline.precompute_commands() == []
+
+
 def test_a_small_partial_table_waits_outside_the_book(tmp_path, monkeypatch):
     """A committed table still being computed (4-tool or 163-subset) enters the study once it holds
     MIN_PARTIAL_QUESTIONS questions; before that a setting without another table is pending and says how far it has got."""
