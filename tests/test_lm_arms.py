@@ -220,3 +220,40 @@ def test_the_chapters_transfer_table_by_hand(tmp_path):
     assert diff["FGPO - GRPO (TRL)"] == pytest.approx(75.0) and (diff["a only"], diff["b only"]) == (3, 0)
     generated, _ = transfer_results(records, "generation", tmp_path)  # a format failure scores the no-tool cell
     assert generated["GeneTuring × Qwen2.5-Coder-0.5B"]["GRPO (TRL)"].scores.tolist() == [[0, 0, 0, 0]]
+
+
+def test_the_chapters_decoding_pending_and_linear_head_tables_by_hand(tmp_path, monkeypatch):
+    """decoding_frame, pending_frame and linear_head_frame on hand-made records and a hand-made protocol result:
+    every number is what a hand computation gives."""
+    import json
+
+    from fgpo_lib.lm_policy import report, runs
+    from fgpo_lib.study.protocol import ArmResult
+    from fgpo_lib.study.protocol_results import save_protocol
+
+    ids = ["q0", "q1", "q2", "q3"]
+    rec = {"table": {"reasoner": "qwen2.5-coder-0.5b"}, "reasoner_calls": 64,
+           "test": {"question_ids": ids, "scoring": {"scores": [1, 0, 1, 1], "sizes": [1, 2, 1, 0], "format_failures": 0},
+                    "generation": {"scores": [1, 0, 0, 0], "sizes": [1, 2, 0, 0], "format_failures": 2}}}
+    (tmp_path / "geneturing__fgpo__s0.json").write_text(json.dumps(rec))
+    records = report.load_records(tmp_path)
+    dec = report.decoding_frame(records).iloc[0]
+    assert (dec["candidate scoring"], dec["free generation"], dec["generation - scoring"]) == (75.0, 25.0, -50.0)
+    assert (dec["format failures (%)"], dec["tools/q scoring"], dec["tools/q generation"]) == (50.0, 1.0, 0.75)
+    pending = report.pending_frame(tmp_path)
+    assert len(pending) == len(runs.LM_RUNS) - 1 and "geneturing__fgpo__s0" not in set(pending.run)
+    assert pending.command.iloc[0].startswith("fgpo lm-train --table ")
+    # the linear head's FGPO on the same table: 2 seeds over 5 questions, of which the record tested 4
+    space = SubsetSpace(2, tool_names=("composition", "knn"))
+    table = RewardTable(np.zeros((5, 4), np.float32), ["q4", *ids], space)
+    table.save(tmp_path / "t.npz")
+    scores = np.array([[0, 1, 1, 0, 0], [0, 1, 0, 0, 1]], float)  # columns q4, q0..q3
+    sizes = np.array([[2, 1, 1, 1, 1], [2, 1, 1, 1, 2]], float)
+    arm = ArmResult("FGPO", scores, scores, sizes, np.zeros((2, 5), np.int64), np.zeros(2))
+    study = tmp_path / "study"
+    save_protocol({"4 tools": {"FGPO": arm}}, {"4 tools": tmp_path / "t.npz"}, study / "results" / "geneturing__qwen2.5-coder-0.5b" / "protocol.json",
+                  "geneturing", "qwen2.5-coder-0.5b")
+    row = report.linear_head_frame(records, study).iloc[0]
+    assert row["questions"] == 4 and row["language model (LoRA)"] == 75.0
+    assert row["linear head"] == pytest.approx(100 * (1 + 0.5 + 0 + 0.5) / 4)  # q0: 1, q1: 0.5, q2: 0, q3: 0.5
+    assert row["tools/q, linear head"] == pytest.approx((2 + 2 + 2 + 3) / 8) and row["tools/q, language model"] == 1.0

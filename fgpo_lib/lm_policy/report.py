@@ -8,6 +8,8 @@
   (:mod:`fgpo_lib.study.protocol_results`) read it unchanged.
 * :func:`curve_frame`, :func:`dead_group_frame`, :func:`cost_frame`: the training curves, GRPO's per-step dead-group
   rates and what each run cost.
+* :func:`decoding_frame`: free generation against candidate scoring, per run; :func:`linear_head_frame`: the same
+  questions under the linear head of the book's protocol; :func:`pending_frame`: the runs not recorded yet.
 
 Array convention: an :class:`~fgpo_lib.study.protocol.ArmResult` here has one row (one seed):
 ``scores, sizes, subsets: (1, n_questions)``; Random's score is its expectation over the uniform policy.
@@ -23,7 +25,7 @@ import pandas as pd
 
 from ..reasoners.registry import REASONERS
 from ..table import RewardTable
-from .run import rescore
+from .run import mean_score, rescore
 from .runs import LM_RUNS, RECORDS_DIR, ROOT
 
 #: the chapter's label of each arm of the policy
@@ -139,4 +141,59 @@ def cost_frame(records: dict) -> pd.DataFrame:
         rows.append({"run": name, "benchmark": run.benchmark, "arm": ARM_LABELS[run.arm], "role": run.role, "backbone": run.backbone,
                      "lr": rec["config"]["lr"], "reasoner calls": rec["reasoner_calls"], "warm-start s": warm.get("seconds", 0.0),
                      "training s": rec["train_seconds"], "selected step": rec["selected_step"], "train questions": len(rec["splits"]["train"])})
+    return pd.DataFrame(rows)
+
+
+def pending_frame(folder: Path | None = None) -> pd.DataFrame:
+    """The runs of :data:`~fgpo_lib.lm_policy.runs.LM_RUNS` with no record in ``folder`` yet: ``run, role, arm,
+    benchmark`` and the ``fgpo`` command that trains it (``fgpo pipeline --stages lm_policy`` runs them all)."""
+    folder = Path(folder) if folder is not None else RECORDS_DIR
+    return pd.DataFrame([{"run": run.name, "role": run.role, "arm": ARM_LABELS[run.arm], "benchmark": run.benchmark,
+                          "command": "fgpo " + " ".join(run.command())} for run in LM_RUNS if not (folder / f"{run.name}.json").exists()],
+                        columns=["run", "role", "arm", "benchmark", "command"])
+
+
+def decoding_frame(records: dict) -> pd.DataFrame:
+    """Every run's test questions on its training table under both decodings: ``run, benchmark, arm, role``, the
+    mean score in points under candidate scoring and under free generation, their gap, the share of free
+    generations that are format failures (%), and tools per question under each decoding."""
+    rows = []
+    for name, (run, rec) in records.items():
+        t = rec["test"]
+        s, g = t["scoring"], t["generation"]
+        rows.append({"run": name, "benchmark": run.benchmark, "arm": ARM_LABELS[run.arm], "role": run.role,
+                     "candidate scoring": mean_score(s["scores"]), "free generation": mean_score(g["scores"]),
+                     "generation - scoring": mean_score(g["scores"]) - mean_score(s["scores"]),
+                     "format failures (%)": 100 * g["format_failures"] / max(1, len(g["scores"])),
+                     "tools/q scoring": float(np.mean(s["sizes"])), "tools/q generation": float(np.mean(g["sizes"]))})
+    return pd.DataFrame(rows)
+
+
+#: the linear head's protocol arm that each arm of the language-model policy is set beside
+LINEAR_ARM = {"fgpo": "FGPO", "grpo": "GRPO (paper)", "sft": "SFT"}
+
+
+def linear_head_frame(records: dict, study_dir: Path, library: str = "4 tools") -> pd.DataFrame:
+    """The same test questions under the two policy classes: for each ``main`` run, its candidate-scoring test score
+    on its training table beside the linear head's (the book's protocol, :data:`LINEAR_ARM`, mean over its seeds)
+    on the same questions of the same table. Empty when the study in ``study_dir`` has no such setting."""
+    from ..study.protocol_results import load_protocol
+
+    results, meta = load_protocol(Path(study_dir))
+    rows = []
+    for name, (run, rec) in records.items():
+        if run.role != "main":
+            continue
+        key = next(((lib, title) for (lib, title), m in meta.items() if lib == library and (m.benchmark, m.reasoner) == (run.benchmark, rec["table"]["reasoner"])), None)
+        arm = results.get(library, {}).get(key[1], {}).get(LINEAR_ARM[run.arm]) if key else None
+        if arm is None or arm.pending:
+            continue
+        row_of = {q: i for i, q in enumerate(meta[key].load_table().question_ids)}
+        ids = [q for q in rec["test"]["question_ids"] if q in row_of]
+        own = dict(zip(rec["test"]["question_ids"], rec["test"]["scoring"]["scores"]))
+        linear = arm.scores[:, [row_of[q] for q in ids]].mean(0)
+        rows.append({"benchmark": run.benchmark, "arm": ARM_LABELS[run.arm], "questions": len(ids),
+                     "language model (LoRA)": mean_score([own[q] for q in ids]), "linear head": mean_score(linear),
+                     "tools/q, language model": float(np.mean([s for q, s in zip(rec["test"]["question_ids"], rec["test"]["scoring"]["sizes"]) if q in row_of])),
+                     "tools/q, linear head": float(arm.sizes[:, [row_of[q] for q in ids]].mean())})
     return pd.DataFrame(rows)

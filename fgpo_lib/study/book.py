@@ -25,6 +25,7 @@ CHAPTERS = (
     ("protocol", "notebook"),
     ("results", "notebook"),
     ("paper_analyses", "notebook"),
+    ("lm_policy", "notebook"),
     ("scaling", "notebook"),
     ("reproducibility", "notebook"),
     ("settings", "settings"),
