@@ -55,7 +55,11 @@ class LMGRPOConfig:
 
 
 def grpo_args(cfg: LMGRPOConfig, out: str, steps: int, progress: bool = False):
-    """TRL's ``GRPOConfig`` of the arm: every setting the record states is set here explicitly, on the CPU."""
+    """TRL's ``GRPOConfig`` of the arm: every setting the record states is set here explicitly, on the CPU.
+
+    Gradient checkpointing is off, as in every TRL config of the policy: TRL 1.x turns it on by default, which
+    recomputes each forward pass in the backward (a memory saving this CPU does not need) and leaves the model
+    without its KV cache in training mode, which FGPO's shared-prompt scoring needs after a warm start."""
     from trl import GRPOConfig
 
     return GRPOConfig(
@@ -63,6 +67,7 @@ def grpo_args(cfg: LMGRPOConfig, out: str, steps: int, progress: bool = False):
         max_completion_length=cfg.max_completion_length, per_device_train_batch_size=cfg.questions_per_step * cfg.group_size,
         max_steps=steps, loss_type=cfg.loss_type, scale_rewards=cfg.scale_rewards, beta=cfg.beta, use_cpu=True, bf16=False,
         logging_steps=1, save_strategy="no", report_to=[], seed=cfg.seed, disable_tqdm=not progress, lr_scheduler_type="cosine",
+        gradient_checkpointing=False,
     )
 
 
@@ -93,7 +98,7 @@ def train_grpo(model, tokenizer, table, splits: dict, cfg: LMGRPOConfig, progres
         trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=data, processing_class=tokenizer, callbacks=[Log()])
         seconds = train_with_dev(trainer, dev, steps, cfg.eval_every, lambda: {"reasoner_calls": reward.calls, "format_failures": reward.format_failures, "completions": reward.completions})
     steps_log = [p for p in logged if "frac_reward_zero_std" in p]
-    return {"config": asdict(cfg), "trl": {"loss_type": args.loss_type, "scale_rewards": args.scale_rewards, "num_generations": args.num_generations,
+    return {"config": asdict(cfg), "trl": {"loss_type": args.loss_type, "scale_rewards": args.scale_rewards, "num_generations": args.num_generations, "gradient_checkpointing": args.gradient_checkpointing,
                                             "temperature": args.temperature, "max_steps": steps, "completions_budget": completions_budget},
             "curve": dev.curve, "selected_step": dev.best_step, "train_seconds": seconds, "reasoner_calls": reward.calls,
             "format_failures": reward.format_failures, "completions": reward.completions,
