@@ -58,6 +58,8 @@ def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progres
     from transformers import get_cosine_schedule_with_warmup
 
     check_table(table)
+    if model.is_gradient_checkpointing:  # TRL's warm start turns it on; it drops the KV cache the shared prompt needs
+        model.gradient_checkpointing_disable()
     rewards = torch.as_tensor(RewardSpec.parse(cfg.reward).apply(table.rewards, table.space), dtype=torch.float32)
     train_rows = np.asarray(splits["train"])
     cands = candidate_token_ids(tokenizer, table)

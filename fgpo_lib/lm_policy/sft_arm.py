@@ -41,7 +41,7 @@ def _sft_args(out: str, lr: float, batch: int, steps: int, seed: int, progress: 
 
     return SFTConfig(output_dir=out, learning_rate=lr, per_device_train_batch_size=batch, max_steps=steps, use_cpu=True, bf16=False, logging_steps=1,
                      save_strategy="no", report_to=[], seed=seed, disable_tqdm=not progress, lr_scheduler_type="cosine", packing=False,
-                     gradient_checkpointing=False)  # TRL 1.x turns it on by default (see grpo_arm.grpo_args)
+                     gradient_checkpointing=True)  # set explicitly: see grpo_arm.grpo_args
 
 
 def train_sft(model, tokenizer, table, splits: dict, cfg: LMSFTConfig, progress: bool = False) -> dict:
