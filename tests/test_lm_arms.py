@@ -202,11 +202,14 @@ def test_the_chapters_transfer_table_by_hand(tmp_path):
     other = RewardTable(np.array([[1, 0, 0, 0], [0, 0, 1, 1]], np.float32), ["q2", "q0"], space)
     train.save(tmp_path / "geneturing__qwen2.5-coder-0.5b__4tools.npz")
     other.save(tmp_path / "geneturing__smollm2-135m__4tools.npz")
+    from fgpo_lib.lm_policy.runs import LM_RUNS
+
+    names = {arm: next(r.name for r in LM_RUNS if (r.benchmark, r.arm, r.role) == ("geneturing", arm, "main")) for arm in ("fgpo", "grpo")}
     for arm, scoring, generation in (("fgpo", [1, 0, 3, 2], [1, 0, 3, 2]), ("grpo", [3, 3, 0, 0], [None, 3, None, 0])):
         rec = {"test": {"question_ids": ids, "scoring": {"choices": scoring}, "generation": {"choices": generation}}, "reasoner_calls": 64}
-        (tmp_path / f"geneturing__{arm}__s0.json").write_text(json.dumps(rec))
+        (tmp_path / f"{names[arm]}.json").write_text(json.dumps(rec))
     records = load_records(tmp_path)
-    assert sorted(records) == ["geneturing__fgpo__s0", "geneturing__grpo__s0"]
+    assert sorted(records) == sorted(names.values())
     results, settings = transfer_results(records, "scoring", tmp_path)
     own, moved = results["GeneTuring × Qwen2.5-Coder-0.5B"], results["GeneTuring × SmolLM2-135M"]
     assert own["FGPO"].scores.tolist() == [[1, 1, 1, 1]] and own["GRPO (TRL)"].scores.tolist() == [[1, 0, 0, 0]]
