@@ -74,9 +74,9 @@ class LMRun:
 
 BENCHMARKS = ("geneturing", "geneseq", "generegion")
 #: an arm's settings in every run beyond the learning rate. GRPO gets 1x FGPO's table cells in sampled completions,
-#: not the paper's 2.4x: a step of TRL's GRPOTrainer (4 questions x G = 6) took 97.5 s on GeneTuring prompts on a
-#: shared core, so 2.4x (240 steps on 150 questions) is about 5 CPU-hours against a run's 2; 1x is 100 steps. Its dev
-#: evaluations (both decodings, about 4 minutes each) come every 20 steps, 5 in a run.
+#: not the paper's 2.4x: a step of TRL's GRPOTrainer (4 questions x G = 6, gradient checkpointing on) took 110.5 s on
+#: GeneTuring prompts on one thread, so 2.4x (240 steps on 150 questions) is about 7 CPU-hours; 1x is 100 steps,
+#: about 3. Its dev evaluations (both decodings, about 4 minutes each) come every 20 steps, 5 in a run.
 ARM_SETTINGS = {"grpo": {"budget": 1.0, "eval_every": 20}}
 #: in the order the pipeline trains them: the grid's points first, since the rate of every other run follows from it
 LM_RUNS: tuple[LMRun, ...] = (
