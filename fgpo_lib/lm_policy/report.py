@@ -189,11 +189,11 @@ def linear_head_frame(records: dict, study_dir: Path, library: str = "4 tools") 
         if arm is None or arm.pending:
             continue
         row_of = {q: i for i, q in enumerate(meta[key].load_table().question_ids)}
-        ids = [q for q in rec["test"]["question_ids"] if q in row_of]
-        own = dict(zip(rec["test"]["question_ids"], rec["test"]["scoring"]["scores"]))
-        linear = arm.scores[:, [row_of[q] for q in ids]].mean(0)
-        rows.append({"benchmark": run.benchmark, "arm": ARM_LABELS[run.arm], "questions": len(ids),
-                     "language model (LoRA)": mean_score([own[q] for q in ids]), "linear head": mean_score(linear),
-                     "tools/q, language model": float(np.mean([s for q, s in zip(rec["test"]["question_ids"], rec["test"]["scoring"]["sizes"]) if q in row_of])),
-                     "tools/q, linear head": float(arm.sizes[:, [row_of[q] for q in ids]].mean())})
+        test = rec["test"]
+        shared = [k for k, q in enumerate(test["question_ids"]) if q in row_of]  # positions in the record's test list
+        cols = [row_of[test["question_ids"][k]] for k in shared]  # the same questions' columns in the protocol's arm
+        rows.append({"benchmark": run.benchmark, "arm": ARM_LABELS[run.arm], "questions": len(shared),
+                     "language model (LoRA)": mean_score([test["scoring"]["scores"][k] for k in shared]), "linear head": mean_score(arm.scores[:, cols].mean(0)),
+                     "tools/q, language model": float(np.mean([test["scoring"]["sizes"][k] for k in shared])),
+                     "tools/q, linear head": float(arm.sizes[:, cols].mean())})
     return pd.DataFrame(rows)
