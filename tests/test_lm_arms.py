@@ -98,6 +98,7 @@ def test_two_steps_of_each_arm_through_its_real_code_path(arm):
     for point in rec["curve"]:  # both decodings at every dev point, whatever the arm selects on
         assert point["dev_score"] == point["dev_score_generation" if arm == "grpo" else "dev_score_scoring"]
         assert 0 <= point["dev_format_failure_rate"] <= 1 and 0 <= point["closed_form_dead"] <= 1 and point["generated_entropy"] >= 0
+        assert point["tag_logp"] < 0
     if arm == "grpo":
         assert rec["group_entropy"] == [0.0, 0.0]  # every completion of a group failed the same way: one outcome
     after = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}
@@ -110,6 +111,27 @@ def test_two_steps_of_each_arm_through_its_real_code_path(arm):
 
     again = rescore({"test": test}, table)  # the transfer design, here on the training table itself
     assert again["scoring"]["scores"] == test["scoring"]["scores"] and again["generation"]["scores"] == test["generation"]["scores"]
+
+
+def test_the_tag_log_probability_is_the_prefix_scored_as_a_candidate():
+    """``shared_prefix_logprob`` is the opening tag ``<answer>`` (the candidates' shared tokens) scored by the naive
+    reference as a candidate of its own, summed: the same token positions, no off-by-one."""
+    import torch
+
+    from fgpo_lib.lm_policy.data import candidate_token_ids, prompt_text
+    from fgpo_lib.lm_policy.evaluate import shared_prefix, shared_prefix_logprob
+    from fgpo_lib.lm_policy.scoring import naive_candidate_scores
+
+    table, tokenizer = _table(), _tokenizer()
+    model = _model(tokenizer)
+    prefix = shared_prefix(candidate_token_ids(tokenizer, table))
+    assert tokenizer.decode(prefix) == "<answer>"
+    got = shared_prefix_logprob(model, tokenizer, table, [0, 1])
+    for i, r in enumerate([0, 1]):
+        ids = tokenizer(prompt_text(tokenizer, table.questions[r], 2), add_special_tokens=False, return_tensors="pt")["input_ids"][0]
+        with torch.no_grad():
+            want = float(naive_candidate_scores(model, ids, [prefix], length_norm=False)[0])
+        assert got[i] == pytest.approx(want, abs=1e-5)
 
 
 def test_lm_train_and_lm_eval_name_bad_input(tmp_path, capsys):

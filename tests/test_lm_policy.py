@@ -60,6 +60,27 @@ def test_fgpo_loss_gradient_on_two_candidates_by_hand():
     assert torch.allclose(z.grad, expected, atol=1e-7)
 
 
+@pytest.mark.parametrize("length_norm", [True, False])
+def test_under_the_mean_the_shared_tag_gets_a_gradient_by_hand(length_norm):
+    """Why FGPO with Eq. 4 can unlearn the answer tag. Two candidates share an opening tag of log-probability T and
+    have bodies b = (0, -1) of lengths L = (2, 4) tokens in all. Under the per-token mean, s_a = (T + b_a) / L_a and
+    dJ/dT = sum_a r_a q_a (1/L_a - sum_b q_b / L_b) = Cov_q(r, 1/L): with r = (0, 1) (the longer candidate is the
+    better), it is negative, so gradient ascent on J lowers T. Under the sum, s_a = T + b_a and T cancels in q."""
+    t = torch.tensor(-1.0, requires_grad=True)
+    body, length, r = torch.tensor([0.0, -1.0]), torch.tensor([2.0, 4.0]), torch.tensor([0.0, 1.0])
+    scores = (t + body) / length if length_norm else t + body
+    (-fgpo_loss(scores, r, beta=0.0)).backward()  # J = -loss when beta = 0
+    if length_norm:
+        s = [(-1 + 0) / 2, (-1 - 1) / 4]  # (-0.5, -0.5): q = (1/2, 1/2)
+        q = [math.exp(x) / sum(math.exp(y) for y in s) for x in s]
+        mean_inv = q[0] / 2 + q[1] / 4
+        expected = 0 * q[0] * (1 / 2 - mean_inv) + 1 * q[1] * (1 / 4 - mean_inv)  # = 0.5 * (0.25 - 0.375) = -1/16
+        assert expected == pytest.approx(-1 / 16)
+    else:
+        expected = 0.0
+    assert float(t.grad) == pytest.approx(expected, abs=1e-7)
+
+
 def test_candidates_and_parser_cover_the_space():
     space = SubsetSpace(4, tool_names=("composition", "motif_scan", "splice_scan", "knn"))
     texts = candidates(space)

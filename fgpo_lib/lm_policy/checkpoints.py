@@ -13,7 +13,7 @@ import numpy as np
 
 from .data import empirical_entropy, score_choices
 from ..metrics import entropy, zero_variance_prob
-from .evaluate import candidate_distribution, generated_choices
+from .evaluate import candidate_distribution, generated_choices, shared_prefix_logprob
 
 
 def trainable_state(model) -> dict:
@@ -33,7 +33,9 @@ class DevSelector:
     the format-failure rate of free generation, the entropy of ``q`` and its top mass, the entropy of the greedy
     generated subsets across the dev questions (a collapse onto one string drives it to 0), and the closed-form
     dead-group probability of a group of ``group_size`` drawn from ``q`` (:func:`fgpo_lib.metrics.zero_variance_prob`,
-    reward classes of the table's raw score, which are the differential reward's classes too).
+    reward classes of the table's raw score, which are the differential reward's classes too), and the mean
+    log-probability of the answer tag's opening tokens after the prompt (``tag_logp``,
+    :func:`~fgpo_lib.lm_policy.evaluate.shared_prefix_logprob`).
 
     Args:
         decoding: ``"scoring"`` (candidate scoring, FGPO's and SFT's) or ``"generation"`` (GRPO's own decoding): the
@@ -55,7 +57,8 @@ class DevSelector:
                  "dev_score": float(np.mean(scored[self.decoding]["scores"])), "dev_score_scoring": float(np.mean(scored["scoring"]["scores"])),
                  "dev_score_generation": float(np.mean(scored["generation"]["scores"])), "dev_format_failures": scored["generation"]["format_failures"],
                  "dev_format_failure_rate": scored["generation"]["format_failures"] / max(1, len(self.rows)), "generated_entropy": empirical_entropy(choices),
-                 "closed_form_dead": float(zero_variance_prob(q, self.table.rewards[self.rows], self.group_size).mean()), **(extra or {})}
+                 "closed_form_dead": float(zero_variance_prob(q, self.table.rewards[self.rows], self.group_size).mean()),
+                 "tag_logp": float(shared_prefix_logprob(self.model, self.tokenizer, self.table, self.rows).mean()), **(extra or {})}
         self.curve.append(point)
         if step > 0 and point["dev_score"] > self.best:
             self.best, self.best_step, self.best_state = point["dev_score"], step, trainable_state(self.model)

@@ -5,7 +5,10 @@
 * **Free generation**: greedy decoding of at most ``max_new_tokens`` tokens, read by the one parser; an unreadable
   output is a format failure (``None``), scored as :mod:`~fgpo_lib.lm_policy.data` states.
 
-Also the distribution ``q`` itself, for the entropy and the mass on the top subset. Shapes: ``q: (n_rows, n_subsets)``.
+Also the distribution ``q`` itself, for the entropy and the mass on the top subset, and the log-probability of the
+candidates' **shared opening tokens** (the ``<answer>`` tag) after the prompt: under Eq. 4's per-token mean, lowering
+that shared log-probability raises the longer candidates' scores (:mod:`~fgpo_lib.lm_policy.scoring`), so FGPO can
+push it down, and free generation then loses the tag. Shapes: ``q: (n_rows, n_subsets)``.
 """
 
 from __future__ import annotations
@@ -28,6 +31,31 @@ def candidate_distribution(model, tokenizer, table, rows, length_norm: bool = Tr
         ids = tokenizer(prompt_text(tokenizer, table.questions[r], table.space.n_tools), add_special_tokens=False, return_tensors="pt")["input_ids"][0]
         out.append(torch.softmax(candidate_scores(model, ids, cands, length_norm, pad), -1).double().numpy())
     return np.stack(out) if out else np.zeros((0, table.n_subsets))
+
+
+def shared_prefix(candidate_ids: list[list[int]]) -> list[int]:
+    """The longest run of leading token ids every candidate shares (the opening tag's tokens)."""
+    prefix = list(candidate_ids[0])
+    for c in candidate_ids[1:]:
+        n = next((i for i, (a, b) in enumerate(zip(prefix, c)) if a != b), min(len(prefix), len(c)))
+        prefix = prefix[:n]
+    return prefix
+
+
+@torch.no_grad()
+def shared_prefix_logprob(model, tokenizer, table, rows) -> np.ndarray:
+    """``(len(rows),)``: the log-probability of the candidates' shared opening tokens right after each row's prompt
+    (0 when the candidates share no leading token)."""
+    prefix = torch.as_tensor(shared_prefix(candidate_token_ids(tokenizer, table)), dtype=torch.long)
+    out = []
+    for r in rows:
+        ids = tokenizer(prompt_text(tokenizer, table.questions[r], table.space.n_tools), add_special_tokens=False, return_tensors="pt")["input_ids"][0]
+        if prefix.numel() == 0:
+            out.append(0.0)
+            continue
+        logp = torch.log_softmax(model(input_ids=torch.cat([ids, prefix])[None]).logits[0, ids.numel() - 1 : -1].float(), dim=-1)
+        out.append(float(logp.gather(1, prefix[:, None]).sum()))
+    return np.asarray(out)
 
 
 @torch.no_grad()
