@@ -98,7 +98,7 @@ def test_two_steps_of_each_arm_through_its_real_code_path(arm):
     for point in rec["curve"]:  # both decodings at every dev point, whatever the arm selects on
         assert point["dev_score"] == point["dev_score_generation" if arm == "grpo" else "dev_score_scoring"]
         assert 0 <= point["dev_format_failure_rate"] <= 1 and 0 <= point["closed_form_dead"] <= 1 and point["generated_entropy"] >= 0
-        assert point["tag_logp"] < 0
+        assert point["tag_logp"] < 0 and 0 <= point["closed_form_dead_generation"] <= 1
     if arm == "grpo":
         assert rec["group_entropy"] == [0.0, 0.0]  # every completion of a group failed the same way: one outcome
     after = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}
@@ -132,6 +132,38 @@ def test_the_tag_log_probability_is_the_prefix_scored_as_a_candidate():
         with torch.no_grad():
             want = float(naive_candidate_scores(model, ids, [prefix], length_norm=False)[0])
         assert got[i] == pytest.approx(want, abs=1e-5)
+
+
+def test_the_closed_form_dead_rate_under_generation_by_hand():
+    """Outcomes of mass (0.5, 0.3, 0.2) with GRPO rewards (0.05, 0.05, 0): two classes of mass 0.8 and 0.2, so a group
+    of 2 is dead with chance 0.8^2 + 0.2^2 = 0.68, and a group of 3 with 0.512 + 0.008 = 0.52."""
+    from fgpo_lib.lm_policy.checkpoints import closed_form_dead_generation
+
+    masses, values = np.array([[0.5, 0.3, 0.2]]), np.array([[0.05, 0.05, 0.0]])
+    assert closed_form_dead_generation(masses, values, 2) == pytest.approx([0.68])
+    assert closed_form_dead_generation(masses, values, 3) == pytest.approx([0.52])
+
+
+def test_the_generation_masses_are_the_candidates_sequence_probabilities():
+    """Each candidate's mass is exp of its summed log-probability (the naive reference), and with the rest they sum
+    to 1; the last outcome's GRPO reward is a format failure's, 0."""
+    import torch
+
+    from fgpo_lib.lm_policy.data import candidate_token_ids, grpo_reward_values, prompt_text
+    from fgpo_lib.lm_policy.evaluate import generation_masses
+    from fgpo_lib.lm_policy.scoring import naive_candidate_scores
+
+    table, tokenizer = _table(), _tokenizer()
+    model = _model(tokenizer)
+    masses = generation_masses(model, tokenizer, table, [3])
+    assert masses.shape == (1, table.n_subsets + 1) and masses.sum() == pytest.approx(1.0)
+    ids = tokenizer(prompt_text(tokenizer, table.questions[3], 2), add_special_tokens=False, return_tensors="pt")["input_ids"][0]
+    with torch.no_grad():
+        want = naive_candidate_scores(model, ids, candidate_token_ids(tokenizer, table), length_norm=False).double().exp().numpy()
+    assert masses[0, :-1] == pytest.approx(want, rel=1e-4)
+    values = grpo_reward_values(table)
+    assert values.shape == (table.n_questions, table.n_subsets + 1) and (values[:, -1] == 0).all()
+    assert values[3, table.space.index_of([])] == pytest.approx(0.05)  # a well-formed no-tool answer: r_diff 0, r_fmt 1
 
 
 def test_lm_train_and_lm_eval_name_bad_input(tmp_path, capsys):

@@ -11,9 +11,9 @@ import time
 
 import numpy as np
 
-from .data import empirical_entropy, score_choices
-from ..metrics import entropy, zero_variance_prob
-from .evaluate import candidate_distribution, generated_choices, shared_prefix_logprob
+from .data import empirical_entropy, grpo_reward_values, score_choices
+from ..metrics import dead_prob, entropy, zero_variance_prob
+from .evaluate import candidate_distribution, generated_choices, generation_masses, shared_prefix_logprob
 
 
 def trainable_state(model) -> dict:
@@ -26,6 +26,18 @@ def restore(model, state: dict) -> None:
         params[n].data.copy_(t)
 
 
+def closed_form_dead_generation(masses: np.ndarray, values: np.ndarray, group_size: int) -> np.ndarray:
+    """``(n_rows,)``: the chance that ``group_size`` sampled completions all get the same GRPO reward, ``sum_v w_v^G``
+    over the reward classes ``v``. ``masses, values: (n_rows, n_outcomes)``: each outcome's probability
+    (:func:`~fgpo_lib.lm_policy.evaluate.generation_masses`) and its reward
+    (:func:`~fgpo_lib.lm_policy.data.grpo_reward_values`); outcomes of equal reward form one class."""
+    out = []
+    for m, v in zip(np.asarray(masses, np.float64), np.asarray(values, np.float64)):
+        _, cls = np.unique(v, return_inverse=True)
+        out.append(dead_prob(np.bincount(cls.ravel(), weights=m), group_size))
+    return np.asarray(out)
+
+
 class DevSelector:
     """Keeps the best dev checkpoint; ``curve`` holds one point per evaluation.
 
@@ -33,7 +45,9 @@ class DevSelector:
     the format-failure rate of free generation, the entropy of ``q`` and its top mass, the entropy of the greedy
     generated subsets across the dev questions (a collapse onto one string drives it to 0), and the closed-form
     dead-group probability of a group of ``group_size`` drawn from ``q`` (:func:`fgpo_lib.metrics.zero_variance_prob`,
-    reward classes of the table's raw score, which are the differential reward's classes too), and the mean
+    reward classes of the table's raw score, which are the differential reward's classes too); the closed-form
+    dead-group probability of a group of ``group_size`` *sampled completions* (``closed_form_dead_generation``, the
+    paper's P_dead under the generation-induced distribution, :func:`closed_form_dead_generation`); and the mean
     log-probability of the answer tag's opening tokens after the prompt (``tag_logp``,
     :func:`~fgpo_lib.lm_policy.evaluate.shared_prefix_logprob`).
 
@@ -46,6 +60,7 @@ class DevSelector:
         self.model, self.tokenizer, self.table, self.rows = model, tokenizer, table, np.asarray(dev_rows)
         self.decoding, self.length_norm, self.max_new_tokens, self.group_size = decoding, length_norm, max_new_tokens, group_size
         self.best, self.best_step, self.best_state = -np.inf, None, None
+        self.values = grpo_reward_values(table)
         self.curve: list[dict] = []
         self.started = time.time()
 
@@ -58,6 +73,7 @@ class DevSelector:
                  "dev_score_generation": float(np.mean(scored["generation"]["scores"])), "dev_format_failures": scored["generation"]["format_failures"],
                  "dev_format_failure_rate": scored["generation"]["format_failures"] / max(1, len(self.rows)), "generated_entropy": empirical_entropy(choices),
                  "closed_form_dead": float(zero_variance_prob(q, self.table.rewards[self.rows], self.group_size).mean()),
+                 "closed_form_dead_generation": float(closed_form_dead_generation(generation_masses(self.model, self.tokenizer, self.table, self.rows), self.values[self.rows], self.group_size).mean()),
                  "tag_logp": float(shared_prefix_logprob(self.model, self.tokenizer, self.table, self.rows).mean()), **(extra or {})}
         self.curve.append(point)
         if step > 0 and point["dev_score"] > self.best:

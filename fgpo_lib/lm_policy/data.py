@@ -65,6 +65,13 @@ def candidate_token_ids(tokenizer, table: RewardTable) -> list[list[int]]:
     return [tokenizer(c, add_special_tokens=False)["input_ids"] for c in candidates(table.space)]
 
 
+def grpo_reward_values(table: RewardTable) -> np.ndarray:
+    """``(n_questions, n_subsets + 1)``: GRPO's reward of a completion naming each subset, ``0.95 r_diff + 0.05``
+    (:class:`TableReward`), and in the last column that of a format failure, 0."""
+    values = RewardSpec("differential").apply(table.rewards, table.space)
+    return np.concatenate([values, np.zeros((table.n_questions, 1), values.dtype)], axis=1)
+
+
 class TableReward:
     """The GRPO reward, looked up in the table: ``0.95 r_diff + 0.05 r_fmt`` per completion (the paper's), with
     ``r_diff = c(S) - c(empty)`` for the subset the completion names and ``r_fmt = 1`` when it parses.
@@ -84,7 +91,7 @@ class TableReward:
         self.table, self.space = table, table.space
         self.row_of = {q: i for i, q in enumerate(table.question_ids)}
         self.empty = table.space.index_of([])
-        self.differential = RewardSpec("differential").apply(table.rewards, table.space)  # (n_questions, n_subsets)
+        self.differential = grpo_reward_values(table)[:, :-1]  # (n_questions, n_subsets)
         self.calls = 0
         self.asked_empty: set[int] = set()
         self.format_failures = 0

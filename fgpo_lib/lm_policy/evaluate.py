@@ -59,6 +59,23 @@ def shared_prefix_logprob(model, tokenizer, table, rows) -> np.ndarray:
 
 
 @torch.no_grad()
+def generation_masses(model, tokenizer, table, rows) -> np.ndarray:
+    """``(len(rows), n_subsets + 1)``: the chance that a completion sampled at temperature 1 begins with each
+    candidate string (the exponent of its summed token log-probabilities after the prompt), and in the last column
+    the rest, every completion that begins otherwise. The parser reads the first answer tag, so a completion that
+    begins with a candidate names its subset; the rest are mostly format failures (the few that put text before a
+    valid tag are counted there too)."""
+    cands = candidate_token_ids(tokenizer, table)
+    pad = tokenizer.pad_token_id or 0
+    out = []
+    for r in rows:
+        ids = tokenizer(prompt_text(tokenizer, table.questions[r], table.space.n_tools), add_special_tokens=False, return_tensors="pt")["input_ids"][0]
+        p = candidate_scores(model, ids, cands, False, pad).double().exp().numpy()
+        out.append(np.append(p, max(0.0, 1.0 - p.sum())))
+    return np.stack(out) if out else np.zeros((0, table.n_subsets + 1))
+
+
+@torch.no_grad()
 def generated_choices(model, tokenizer, table, rows, max_new_tokens: int = 16) -> tuple[list, list[str]]:
     """Greedy generation for each row: ``(choices (subset index or None), texts)``."""
     choices, texts = [], []
