@@ -24,7 +24,7 @@ def _tokenizer():
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", bos_token="<s>", eos_token="</s>", unk_token="<unk>")
 
 
-def _model(tokenizer):
+def _model(tokenizer, lora: bool = True):
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -35,7 +35,7 @@ def _model(tokenizer):
                       max_position_embeddings=1024, pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
     model = LlamaForCausalLM(cfg).float()
     model.requires_grad_(False)
-    return with_lora(model).eval()
+    return with_lora(model).eval() if lora else model
 
 
 def _table(n=24) -> RewardTable:
@@ -339,3 +339,128 @@ def test_every_arm_trains_after_the_format_warm_start(arm):
     else:
         rec = train_sft(model, tokenizer, table, splits, LMSFTConfig(batch_questions=4, epochs=4 / n_train, eval_every=1, lr=1e-2))
     assert [p["step"] for p in rec["curve"]] == [0, 1] and model.is_gradient_checkpointing == (arm != "fgpo")
+
+
+class _Killed(Exception):
+    """Stands for the process being killed in the middle of a step."""
+
+
+def _kill_on_call(n: int, fn):
+    """``fn`` that raises :class:`_Killed` on its ``n``-th call."""
+    calls = {"n": 0}
+
+    def wrapped(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == n:
+            raise _Killed
+        return fn(*a, **k)
+
+    return wrapped
+
+
+def _without_seconds(curve):
+    return [{k: v for k, v in p.items() if k != "seconds"} for p in curve]
+
+
+def test_a_killed_fgpo_run_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch):
+    """Killed in its third update (after the dev checkpoint of the second), FGPO's loop started again resumes from
+    that checkpoint and ends with exactly the uninterrupted run's curve and test choices; the record's seconds span
+    both sessions."""
+    from fgpo_lib.lm_policy import fgpo_arm
+    from fgpo_lib.lm_policy.fgpo_arm import LMFGPOConfig, train_fgpo
+    from fgpo_lib.lm_policy.resume import RunCheckpoint
+
+    table, tokenizer = _table(), _tokenizer()
+    splits = lm_splits(table, max_train=8)
+    cfg = LMFGPOConfig(batch_questions=4, epochs=16 / len(splits["train"]), eval_every=2, lr=1e-2)
+    whole = train_fgpo(_model(tokenizer), tokenizer, table, splits, cfg)
+    assert [p["step"] for p in whole["curve"]] == [0, 2, 4]
+    ident = {"run": "fgpo-test"}
+    monkeypatch.setattr(fgpo_arm, "fgpo_loss", _kill_on_call(2 * 4 + 1, fgpo_arm.fgpo_loss))  # 4 questions an update
+    with pytest.raises(_Killed):
+        train_fgpo(_model(tokenizer), tokenizer, table, splits, cfg, checkpoint=RunCheckpoint(tmp_path / "p", ident))
+    monkeypatch.undo()
+    held = RunCheckpoint(tmp_path / "p", ident).load_arm()
+    assert held["step"] == 2
+    resumed = train_fgpo(_model(tokenizer), tokenizer, table, splits, cfg, checkpoint=RunCheckpoint(tmp_path / "p", ident))
+    assert resumed["curve"][:2] == held["dev"]["curve"]  # carried over, seconds and all: resumed, not rerun
+    assert _without_seconds(resumed["curve"]) == _without_seconds(whole["curve"])
+    assert resumed["selected_step"] == whole["selected_step"]
+    assert resumed["test"]["scoring"]["choices"] == whole["test"]["scoring"]["choices"]
+    assert resumed["test"]["generation"]["texts"] == whole["test"]["generation"]["texts"]
+
+
+@pytest.mark.parametrize("arm", ["grpo", "sft"])
+def test_a_killed_trl_run_resumes_from_its_last_checkpoint(tmp_path, monkeypatch, arm):
+    """TRL's arms, killed in step 3 after their checkpoint of step 2, resume through the trainer's own checkpoint:
+    the run ends at its last step with one dev point per step and, for GRPO, the reward function's counters carried
+    over (a dead-group rate and a no-tool call for every step)."""
+    from fgpo_lib.lm_policy import checkpoints
+    from fgpo_lib.lm_policy.grpo_arm import LMGRPOConfig, train_grpo
+    from fgpo_lib.lm_policy.resume import RunCheckpoint
+    from fgpo_lib.lm_policy.sft_arm import LMSFTConfig, train_sft
+
+    table, tokenizer = _table(), _tokenizer()
+    splits = lm_splits(table, max_train=8)
+    n_train = len(splits["train"])
+    if arm == "grpo":
+        cfg = LMGRPOConfig(group_size=2, questions_per_step=1, budget=8 / (n_train * table.n_subsets), max_completion_length=8, eval_every=1, lr=1e-2)
+        train = train_grpo
+    else:
+        cfg = LMSFTConfig(batch_questions=4, epochs=16 / n_train, eval_every=1, lr=1e-2)
+        train = train_sft
+    ident = {"run": arm}
+    # the dev evaluation after step 3's update is the 4th (step 0 is the first): kill it there, before step 3's save
+    monkeypatch.setattr(checkpoints.DevSelector, "__call__", _kill_on_call(4, checkpoints.DevSelector.__call__))
+    with pytest.raises(_Killed):
+        train(_model(tokenizer), tokenizer, table, splits, cfg, checkpoint=RunCheckpoint(tmp_path / "p", ident))
+    monkeypatch.undo()
+    folder, held = RunCheckpoint(tmp_path / "p", ident).load_trl_state()
+    assert folder.endswith("checkpoint-2") and [p["step"] for p in held["dev"]["curve"]] == [0, 1, 2]
+    rec = train(_model(tokenizer), tokenizer, table, splits, cfg, checkpoint=RunCheckpoint(tmp_path / "p", ident))
+    assert [p["step"] for p in rec["curve"]] == [0, 1, 2, 3, 4]
+    assert rec["curve"][:3] == held["dev"]["curve"]  # carried over, seconds and all: resumed, not rerun
+    if arm == "grpo":
+        assert len(rec["dead_groups"]["live"]) == 4 and rec["completions"] == 8 and rec["reasoner_calls"] == 4
+
+
+def test_a_partial_run_of_other_settings_or_a_broken_checkpoint_is_a_named_error(tmp_path):
+    from fgpo_lib.lm_policy.resume import RunCheckpoint
+
+    RunCheckpoint(tmp_path / "p", {"arm": "fgpo", "config": {"lr": 0.001}})
+    with pytest.raises(LMPolicyError, match=r"other settings \(config\)"):
+        RunCheckpoint(tmp_path / "p", {"arm": "fgpo", "config": {"lr": 0.0003}})
+    (tmp_path / "p" / "arm.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(LMPolicyError, match="arm.pt cannot be read"):
+        RunCheckpoint(tmp_path / "p", {"arm": "fgpo", "config": {"lr": 0.001}}).load_arm()
+
+
+def test_lm_train_keeps_a_partial_run_and_resumes_it_after_the_warm_start(tmp_path, monkeypatch, capsys):
+    """``run_lm_arm`` with ``out`` (what ``fgpo lm-train --out`` calls), on the tiny model: a run killed in FGPO's
+    first update leaves ``OUT.partial/`` with the warm-started adapter; started again, it skips the warm start, says
+    it resumes, writes the same record as an uninterrupted run, and removes the partial folder."""
+    import json
+
+    from fgpo_lib.lm_policy import fgpo_arm, model as model_mod
+    from fgpo_lib.lm_policy.run import run_lm_arm
+    from fgpo_lib.lm_policy.sft_arm import FormatWarmup
+
+    tokenizer = _tokenizer()
+    monkeypatch.setattr(model_mod, "load_backbone", lambda backbone, dtype: (_model(tokenizer, lora=False), tokenizer))
+    table = _table()
+    table.save(tmp_path / "t.npz")
+    args = (str(tmp_path / "t.npz"), "fgpo", {"batch_questions": 4, "epochs": 1.0, "eval_every": 1, "lr": 1e-2})
+    kw = {"max_train": 8, "warmup": FormatWarmup(epochs=0.5, batch_questions=4)}
+    whole = run_lm_arm(*args, out=tmp_path / "whole.json", **kw)
+    assert json.loads((tmp_path / "whole.json").read_text())["test"] == json.loads(json.dumps(whole["test"]))
+    assert not (tmp_path / "whole.json.partial").exists()
+    with monkeypatch.context() as m:
+        m.setattr(fgpo_arm, "fgpo_loss", _kill_on_call(1, fgpo_arm.fgpo_loss))
+        with pytest.raises(_Killed):
+            run_lm_arm(*args, out=tmp_path / "r.json", **kw)
+    assert (tmp_path / "r.json.partial" / "warm.pt").exists() and not (tmp_path / "r.json").exists()
+    capsys.readouterr()
+    again = run_lm_arm(*args, out=tmp_path / "r.json", **kw)
+    assert "resuming the partial run" in capsys.readouterr().err
+    assert again["format_warmup"]["steps"] == whole["format_warmup"]["steps"]
+    assert again["test"]["scoring"]["choices"] == whole["test"]["scoring"]["choices"] and not (tmp_path / "r.json.partial").exists()

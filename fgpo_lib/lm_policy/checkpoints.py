@@ -14,16 +14,7 @@ import numpy as np
 from .data import empirical_entropy, grpo_reward_values, score_choices
 from ..metrics import dead_prob, entropy, zero_variance_prob
 from .evaluate import candidate_distribution, generated_choices, generation_masses, shared_prefix_logprob
-
-
-def trainable_state(model) -> dict:
-    return {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
-
-
-def restore(model, state: dict) -> None:
-    params = dict(model.named_parameters())
-    for n, t in state.items():
-        params[n].data.copy_(t)
+from .resume import RunCheckpoint, restore, trainable_state
 
 
 def closed_form_dead_generation(masses: np.ndarray, values: np.ndarray, group_size: int) -> np.ndarray:
@@ -79,6 +70,14 @@ class DevSelector:
         if step > 0 and point["dev_score"] > self.best:
             self.best, self.best_step, self.best_state = point["dev_score"], step, trainable_state(self.model)
 
+    def state(self) -> dict:
+        """What a resumed run needs: the curve and the best checkpoint so far."""
+        return {"curve": self.curve, "best": self.best, "best_step": self.best_step, "best_state": self.best_state, "elapsed": time.time() - self.started}
+
+    def load_state(self, held: dict) -> None:
+        self.curve, self.best, self.best_step, self.best_state = list(held["curve"]), held["best"], held["best_step"], held["best_state"]
+        self.started = time.time() - held["elapsed"]  # a point's seconds continue across the sessions of a resumed run
+
 
 def evaluate_on_test(model, tokenizer, table, rows, length_norm: bool = True, max_new_tokens: int = 16) -> dict:
     """Both decodings on ``rows``: ``{"scoring": ..., "generation": ...}`` of :func:`~fgpo_lib.lm_policy.data.score_choices`,
@@ -92,12 +91,25 @@ def evaluate_on_test(model, tokenizer, table, rows, length_norm: bool = True, ma
             "q_entropy": float(entropy(q).mean()), "q_top_mass": float(q.max(1).mean())}
 
 
-def train_with_dev(trainer, dev: DevSelector, steps: int, eval_every: int, extra=None) -> float:
+def train_with_dev(trainer, dev: DevSelector, steps: int, eval_every: int, extra=None, checkpoint: RunCheckpoint | None = None, counters=None) -> float:
     """Run a TRL trainer with a dev evaluation (and checkpoint) every ``eval_every`` steps and at the last, then
-    restore the best checkpoint; ``extra() -> dict`` adds fields to each dev point. Returns the training seconds."""
+    restore the best checkpoint; ``extra() -> dict`` adds fields to each dev point. Returns the training seconds
+    (over every session of a resumed run).
+
+    With a ``checkpoint`` (:mod:`.resume`; the trainer's config must carry its ``trl_settings(eval_every)``), each
+    TRL checkpoint gets this run's ``arm.pt`` beside it: the dev selector's state, the seconds so far and ``counters.get()`` (the arm's own counters, e.g. the reward function's); a run that finds one
+    resumes from it through the trainer's ``resume_from_checkpoint``, and ``counters.set`` restores them."""
     from transformers import TrainerCallback
 
     model = dev.model
+    resume_from, held = checkpoint.load_trl_state() if checkpoint else (None, None)
+    before = 0.0
+    if held is not None:
+        dev.load_state(held["dev"])
+        if counters is not None:
+            counters.set(held["counters"])
+        before = held["seconds"]
+    started = time.time()
 
     class DevCheckpoints(TrainerCallback):
         def on_step_end(self, args, state, control, **kw):
@@ -106,12 +118,17 @@ def train_with_dev(trainer, dev: DevSelector, steps: int, eval_every: int, extra
                 dev(state.global_step, extra() if extra else None)
                 model.train()
 
+        def on_save(self, args, state, control, **kw):
+            if checkpoint is not None:
+                checkpoint.save_trl_state(state.global_step, {"dev": dev.state(), "counters": counters.get() if counters is not None else None,
+                                                              "seconds": before + time.time() - started})
+
     trainer.add_callback(DevCheckpoints())
     model.eval()
-    dev(0)
-    started = time.time()
-    trainer.train()
-    seconds = time.time() - started
+    if not resume_from:
+        dev(0)
+    trainer.train(resume_from_checkpoint=resume_from)
+    seconds = before + time.time() - started
     if dev.best_state is not None:
         restore(model, dev.best_state)
     model.eval()

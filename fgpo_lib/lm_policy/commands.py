@@ -43,7 +43,8 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--split-seed", type=int, default=0, help="seed of the fixed train/dev split")
     p.add_argument("--format-warmup", type=float, default=FormatWarmup.epochs, metavar="EPOCHS",
                    help="passes of the answer-format warm start (SFT on random candidates) before the arm trains; 0: none")
-    p.add_argument("--out", required=True, help="the run record (JSON) to write")
+    p.add_argument("--out", required=True, help="the run record (JSON) to write; the run keeps its partial state in OUT.partial/ and, "
+                   "started again with the same settings after a kill, resumes from its last dev point")
     p.add_argument("--progress", action="store_true")
 
 
@@ -53,9 +54,7 @@ def run_train(args: argparse.Namespace) -> int:
     if not args.format_warmup >= 0:
         raise LMPolicyError(f"--format-warmup must be >= 0 passes, got {args.format_warmup}")
     rec = run_lm_arm(args.table, args.arm, _settings(args.arm, args.set), args.backbone, args.dtype, args.max_train, args.split_seed, args.progress,
-                     FormatWarmup(epochs=args.format_warmup))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(rec, indent=1) + "\n")
+                     FormatWarmup(epochs=args.format_warmup), out=args.out)
     t = rec["test"]
     print(f"{args.arm}: test score {mean_score(t['scoring']['scores']):.2f} (candidate scoring), {mean_score(t['generation']['scores']):.2f} (free generation, "
           f"{t['generation']['format_failures']} format failures); dev-selected step {rec['selected_step']}; {rec['reasoner_calls']:,} reasoner calls; "

@@ -99,6 +99,16 @@ class TableReward:
         self.dead_rates: list[float] = []
         self.group_entropies: list[float] = []
 
+    #: the counters a resumed run restores
+    STATE = ("calls", "asked_empty", "format_failures", "completions", "dead_rates", "group_entropies")
+
+    def state(self) -> dict:
+        return {k: getattr(self, k) for k in self.STATE}
+
+    def load_state(self, held: dict) -> None:
+        for k in self.STATE:
+            setattr(self, k, held[k])
+
     def __call__(self, prompts=None, completions=None, question_id=None, log_metric=None, **kwargs) -> list[float]:
         out, parsed = [], []
         for completion, qid in zip(completions, question_id):

@@ -22,8 +22,9 @@ import numpy as np
 import torch
 
 from ..rewards import RewardSpec
-from .checkpoints import DevSelector, evaluate_on_test, restore
+from .checkpoints import DevSelector, evaluate_on_test
 from .data import candidate_token_ids, check_table, prompt_text
+from .resume import RunCheckpoint, restore, trainable_state
 from .scoring import candidate_scores, fgpo_loss
 
 LR_GRID = (1e-4, 3e-4, 1e-3)
@@ -51,9 +52,11 @@ class LMFGPOConfig:
     """AdamW's weight decay."""
 
 
-def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progress: bool = False) -> dict:
+def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progress: bool = False, checkpoint: RunCheckpoint | None = None) -> dict:
     """Train the adapter of ``model`` (a peft model) with FGPO; returns ``{"config", "curve", "selected_step", "test",
-    "train_seconds", "reasoner_calls"}``. ``splits``: :func:`~fgpo_lib.lm_policy.data.lm_splits`."""
+    "train_seconds", "reasoner_calls"}``. ``splits``: :func:`~fgpo_lib.lm_policy.data.lm_splits`. With a
+    ``checkpoint`` the loop saves its whole state at every dev point and resumes from the last one, with the same
+    data order, so a resumed run's result is an uninterrupted run's (:mod:`.resume`)."""
     from tqdm import tqdm
     from transformers import get_cosine_schedule_with_warmup
 
@@ -71,9 +74,18 @@ def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progres
     schedule = get_cosine_schedule_with_warmup(optimizer, 0, steps)
     rng = np.random.default_rng(cfg.seed)
     dev = DevSelector(model, tokenizer, table, splits["dev"], "scoring", cfg.length_norm)
-    order, cursor, started = rng.permutation(train_rows), 0, time.time()
-    dev(0)
-    for step in tqdm(range(1, steps + 1), desc="lm fgpo", disable=not progress):
+    order, cursor, started, first, before = rng.permutation(train_rows), 0, time.time(), 1, 0.0
+    held = checkpoint.load_arm() if checkpoint else None
+    if held is not None:
+        restore(model, held["adapter"])
+        optimizer.load_state_dict(held["optimizer"])
+        schedule.load_state_dict(held["schedule"])
+        rng.bit_generator.state = held["rng"]
+        dev.load_state(held["dev"])
+        order, cursor, first, before = np.asarray(held["order"]), held["cursor"], held["step"] + 1, held["seconds"]
+    else:
+        dev(0)
+    for step in tqdm(range(first, steps + 1), desc="lm fgpo", initial=first - 1, total=steps, disable=not progress):
         if cursor + batch > len(order):
             order, cursor = rng.permutation(train_rows), 0
         rows, cursor = order[cursor : cursor + batch], cursor + batch
@@ -89,7 +101,10 @@ def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progres
         model.eval()
         if step % cfg.eval_every == 0 or step == steps:
             dev(step, {"loss": total})
-    seconds = time.time() - started
+            if checkpoint is not None:
+                checkpoint.save_arm({"step": step, "adapter": trainable_state(model), "optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(),
+                                     "rng": rng.bit_generator.state, "order": order, "cursor": cursor, "dev": dev.state(), "seconds": before + time.time() - started})
+    seconds = before + time.time() - started
     if dev.best_state is not None:
         restore(model, dev.best_state)
     return {"config": asdict(cfg), "curve": dev.curve, "selected_step": dev.best_step, "train_seconds": seconds,

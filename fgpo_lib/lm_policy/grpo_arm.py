@@ -21,11 +21,13 @@ from __future__ import annotations
 import math
 import tempfile
 from dataclasses import asdict, dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
 from .checkpoints import DevSelector, evaluate_on_test, train_with_dev
 from .data import TableReward, check_table, prompt_text
+from .resume import RunCheckpoint
 
 
 @dataclass
@@ -54,27 +56,31 @@ class LMGRPOConfig:
     """TRL's seed: sampling and data order."""
 
 
-def grpo_args(cfg: LMGRPOConfig, out: str, steps: int, progress: bool = False):
+def grpo_args(cfg: LMGRPOConfig, out: str, steps: int, progress: bool = False, saving: dict | None = None):
     """TRL's ``GRPOConfig`` of the arm: every setting the record states is set here explicitly, on the CPU.
 
     Gradient checkpointing is on, set explicitly as in every TRL config of the policy (TRL 1.x's default): without
     it a warm-start or GRPO step of SmolLM2-135M peaked at 11.7 GB resident, and two runs side by side were killed
     for memory on this 24 GB machine. It leaves the model without its KV cache in training mode, so the FGPO arm,
-    which needs the cache for its shared-prompt scoring, turns it off on the model before it trains."""
+    which needs the cache for its shared-prompt scoring, turns it off on the model before it trains. ``saving``:
+    the resumable run's checkpoint settings (:meth:`~fgpo_lib.lm_policy.resume.RunCheckpoint.trl_settings`); none
+    by default."""
     from trl import GRPOConfig
 
+    saving = {"save_strategy": "no", "output_dir": out, **(saving or {})}
     return GRPOConfig(
-        output_dir=out, learning_rate=cfg.lr, num_generations=cfg.group_size, temperature=cfg.temperature,
+        **saving, learning_rate=cfg.lr, num_generations=cfg.group_size, temperature=cfg.temperature,
         max_completion_length=cfg.max_completion_length, per_device_train_batch_size=cfg.questions_per_step * cfg.group_size,
         max_steps=steps, loss_type=cfg.loss_type, scale_rewards=cfg.scale_rewards, beta=cfg.beta, use_cpu=True, bf16=False,
-        logging_steps=1, save_strategy="no", report_to=[], seed=cfg.seed, disable_tqdm=not progress, lr_scheduler_type="cosine",
+        logging_steps=1, report_to=[], seed=cfg.seed, disable_tqdm=not progress, lr_scheduler_type="cosine",
         gradient_checkpointing=True,
     )
 
 
-def train_grpo(model, tokenizer, table, splits: dict, cfg: LMGRPOConfig, progress: bool = False) -> dict:
+def train_grpo(model, tokenizer, table, splits: dict, cfg: LMGRPOConfig, progress: bool = False, checkpoint: RunCheckpoint | None = None) -> dict:
     """Train ``model``'s adapter with TRL's GRPOTrainer; returns the arm's record (see :func:`~fgpo_lib.lm_policy.fgpo_arm.train_fgpo`),
-    with the per-step dead-group rates, format failures and the TRL settings used."""
+    with the per-step dead-group rates, format failures and the TRL settings used. With a ``checkpoint`` the run
+    saves at every dev point and resumes from the last one (:mod:`.resume`)."""
     from datasets import Dataset
     from transformers import TrainerCallback
     from trl import GRPOTrainer
@@ -94,10 +100,16 @@ def train_grpo(model, tokenizer, table, splits: dict, cfg: LMGRPOConfig, progres
             if logs:
                 logged.append({"step": state.global_step, **{k: v for k, v in logs.items() if isinstance(v, (int, float))}})
 
+    def set_counters(held: dict) -> None:
+        reward.load_state(held["reward"])
+        logged[:] = held["logged"]
+
+    counters = SimpleNamespace(get=lambda: {"reward": reward.state(), "logged": list(logged)}, set=set_counters)
     with tempfile.TemporaryDirectory() as out:
-        args = grpo_args(cfg, out, steps, progress)
+        args = grpo_args(cfg, out, steps, progress, checkpoint.trl_settings(cfg.eval_every) if checkpoint else None)
         trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=data, processing_class=tokenizer, callbacks=[Log()])
-        seconds = train_with_dev(trainer, dev, steps, cfg.eval_every, lambda: {"reasoner_calls": reward.calls, "format_failures": reward.format_failures, "completions": reward.completions})
+        seconds = train_with_dev(trainer, dev, steps, cfg.eval_every, lambda: {"reasoner_calls": reward.calls, "format_failures": reward.format_failures, "completions": reward.completions},
+                                 checkpoint, counters)
     steps_log = [p for p in logged if "frac_reward_zero_std" in p]
     return {"config": asdict(cfg), "trl": {"loss_type": args.loss_type, "scale_rewards": args.scale_rewards, "num_generations": args.num_generations, "gradient_checkpointing": args.gradient_checkpointing,
                                             "temperature": args.temperature, "max_steps": steps, "completions_budget": completions_budget},

@@ -15,7 +15,11 @@ another table of the same library for the questions both hold.
 from __future__ import annotations
 
 import datetime as _dt
+import json
+import os
+import sys
 from dataclasses import fields, replace
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -24,6 +28,7 @@ from ..table import RewardTable
 from .data import LMPolicyError, check_table, lm_splits, score_choices
 from .fgpo_arm import LMFGPOConfig, train_fgpo
 from .grpo_arm import LMGRPOConfig, train_grpo
+from .resume import RunCheckpoint
 from .sft_arm import FormatWarmup, LMSFTConfig, format_warmup, train_sft
 
 LM_ARMS = {"fgpo": (LMFGPOConfig, train_fgpo), "grpo": (LMGRPOConfig, train_grpo), "sft": (LMSFTConfig, train_sft)}
@@ -42,23 +47,48 @@ def arm_config(arm: str, settings: dict):
 
 
 def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone: str = "smollm2-135m", dtype: str = "float32",
-               max_train: int = 0, split_seed: int = 0, progress: bool = False, warmup: FormatWarmup = FormatWarmup()) -> dict:
+               max_train: int = 0, split_seed: int = 0, progress: bool = False, warmup: FormatWarmup = FormatWarmup(), out: str | Path | None = None) -> dict:
     """Load the backbone, add a fresh LoRA adapter, give it the answer-format warm start (``warmup.epochs`` > 0; the
-    arm's seed draws it), train ``arm`` on ``table_path``'s fixed split, return the record."""
+    arm's seed draws it), train ``arm`` on ``table_path``'s fixed split, return the record.
+
+    With ``out`` the record is also written there, and the run is resumable: it keeps its partial state in
+    ``<out>.partial/`` (:mod:`.resume`), resumes from it when it is started again with the same settings, and
+    deletes it once the record is written."""
+    from dataclasses import asdict
+
     from .model import backbone_provenance, load_backbone, with_lora
 
     cfg = arm_config(arm, settings or {})
     table = RewardTable.load(table_path)
     check_table(table)
     splits = lm_splits(table, max_train=max_train, seed=split_seed)
+    checkpoint = None
+    if out is not None:
+        identity = {"table": table.content_hash(), "arm": arm, "config": asdict(cfg), "backbone": backbone, "dtype": dtype, "max_train": max_train,
+                    "split_seed": split_seed, "format_warmup": asdict(replace(warmup, seed=cfg.seed))}
+        checkpoint = RunCheckpoint(f"{out}.partial", identity)
     torch.manual_seed(cfg.seed)
     model, tokenizer = load_backbone(backbone, dtype)
     model = with_lora(model).eval()
-    warm = format_warmup(model, tokenizer, table, splits["train"], replace(warmup, seed=cfg.seed), progress) if warmup.epochs > 0 else None
-    rec = LM_ARMS[arm][1](model, tokenizer, table, splits, cfg, progress=progress)
-    return {"arm": arm, "seed": cfg.seed, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "table": {"path": str(table_path), "content_hash": table.content_hash(), "reasoner": table.provenance.get("reasoner"), "benchmark": table.provenance.get("benchmark")},
-            "backbone": backbone_provenance(backbone, dtype), "splits": {k: [table.question_ids[r] for r in v] for k, v in splits.items()}, "format_warmup": warm, **rec}
+    warm = checkpoint.load_warm(model) if checkpoint else None
+    if warm is not None:
+        print(f"resuming the partial run in {checkpoint.folder}", file=sys.stderr)
+    elif warmup.epochs > 0:
+        warm = format_warmup(model, tokenizer, table, splits["train"], replace(warmup, seed=cfg.seed), progress)
+        if checkpoint:
+            checkpoint.save_warm(model, warm)
+    rec = LM_ARMS[arm][1](model, tokenizer, table, splits, cfg, progress=progress, checkpoint=checkpoint)
+    rec = {"arm": arm, "seed": cfg.seed, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+           "table": {"path": str(table_path), "content_hash": table.content_hash(), "reasoner": table.provenance.get("reasoner"), "benchmark": table.provenance.get("benchmark")},
+           "backbone": backbone_provenance(backbone, dtype), "splits": {k: [table.question_ids[r] for r in v] for k, v in splits.items()}, "format_warmup": warm, **rec}
+    if out is not None:
+        path = Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(rec, indent=1) + "\n")
+        os.replace(tmp, path)
+        checkpoint.finish()
+    return rec
 
 
 def rescore(record: dict, table: RewardTable) -> dict:

@@ -19,6 +19,7 @@ import numpy as np
 
 from .checkpoints import DevSelector, evaluate_on_test, train_with_dev
 from .data import best_candidates, check_table, prompt_text
+from .resume import RunCheckpoint
 from .prompt import candidates
 
 
@@ -36,16 +37,18 @@ class LMSFTConfig:
     """TRL's seed: data order."""
 
 
-def _sft_args(out: str, lr: float, batch: int, steps: int, seed: int, progress: bool):
+def _sft_args(out: str, lr: float, batch: int, steps: int, seed: int, progress: bool, saving: dict | None = None):
     from trl import SFTConfig
 
-    return SFTConfig(output_dir=out, learning_rate=lr, per_device_train_batch_size=batch, max_steps=steps, use_cpu=True, bf16=False, logging_steps=1,
-                     save_strategy="no", report_to=[], seed=seed, disable_tqdm=not progress, lr_scheduler_type="cosine", packing=False,
+    saving = {"save_strategy": "no", "output_dir": out, **(saving or {})}
+    return SFTConfig(**saving, learning_rate=lr, per_device_train_batch_size=batch, max_steps=steps, use_cpu=True, bf16=False, logging_steps=1,
+                     report_to=[], seed=seed, disable_tqdm=not progress, lr_scheduler_type="cosine", packing=False,
                      gradient_checkpointing=True)  # set explicitly: see grpo_arm.grpo_args
 
 
-def train_sft(model, tokenizer, table, splits: dict, cfg: LMSFTConfig, progress: bool = False) -> dict:
-    """Train ``model``'s adapter with TRL's SFTTrainer on each training question's best candidate; returns the record."""
+def train_sft(model, tokenizer, table, splits: dict, cfg: LMSFTConfig, progress: bool = False, checkpoint: RunCheckpoint | None = None) -> dict:
+    """Train ``model``'s adapter with TRL's SFTTrainer on each training question's best candidate; returns the record.
+    With a ``checkpoint`` the run saves at every dev point and resumes from the last one (:mod:`.resume`)."""
     from datasets import Dataset
     from trl import SFTTrainer
 
@@ -58,8 +61,9 @@ def train_sft(model, tokenizer, table, splits: dict, cfg: LMSFTConfig, progress:
     dev = DevSelector(model, tokenizer, table, splits["dev"], "scoring")
 
     with tempfile.TemporaryDirectory() as out:
-        trainer = SFTTrainer(model=model, args=_sft_args(out, cfg.lr, cfg.batch_questions, steps, cfg.seed, progress), train_dataset=data, processing_class=tokenizer)
-        seconds = train_with_dev(trainer, dev, steps, cfg.eval_every)
+        saving = checkpoint.trl_settings(cfg.eval_every) if checkpoint else None
+        trainer = SFTTrainer(model=model, args=_sft_args(out, cfg.lr, cfg.batch_questions, steps, cfg.seed, progress, saving), train_dataset=data, processing_class=tokenizer)
+        seconds = train_with_dev(trainer, dev, steps, cfg.eval_every, checkpoint=checkpoint)
     return {"config": asdict(cfg), "curve": dev.curve, "selected_step": dev.best_step, "train_seconds": seconds,
             "reasoner_calls": int(len(rows) * table.n_subsets), "test": evaluate_on_test(model, tokenizer, table, splits["test"])}
 
