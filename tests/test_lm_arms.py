@@ -464,3 +464,22 @@ def test_lm_train_keeps_a_partial_run_and_resumes_it_after_the_warm_start(tmp_pa
     assert "resuming the partial run" in capsys.readouterr().err
     assert again["format_warmup"]["steps"] == whole["format_warmup"]["steps"]
     assert again["test"]["scoring"]["choices"] == whole["test"]["scoring"]["choices"] and not (tmp_path / "r.json.partial").exists()
+
+
+def test_the_chapters_calls_curve_by_hand(tmp_path):
+    """calls_curve_frame on two hand-made records: FGPO (6 training questions, batches of 4, 4 subsets: 24 cells)
+    has paid 0, 16 and 24 calls at steps 0, 1 and 2; GRPO's calls are the counts its dev points carry."""
+    import json
+
+    from fgpo_lib.lm_policy import report
+
+    fgpo = {"splits": {"train": list("abcdef")}, "reasoner_calls": 24, "config": {"batch_questions": 4},
+            "curve": [{"step": s, "dev_score": d} for s, d in ((0, 0.1), (1, 0.2), (2, 0.25))]}
+    grpo = {"splits": {"train": list("abcdef")}, "reasoner_calls": 9, "config": {},
+            "curve": [{"step": 0, "dev_score": 0.1}, {"step": 20, "dev_score": 0.3, "reasoner_calls": 9}]}
+    (tmp_path / "geneturing__fgpo__s0.json").write_text(json.dumps(fgpo))
+    (tmp_path / "geneturing__grpo__budget-1.0__eval_every-20__s0.json").write_text(json.dumps(grpo))
+    df = report.calls_curve_frame(report.load_records(tmp_path)).set_index(["arm", "step"])
+    assert [df.loc[("FGPO", s), "calls"] for s in (0, 1, 2)] == [0, 16, 24]
+    assert df.loc[("FGPO", 2), "dev score"] == 25.0
+    assert [df.loc[(report.ARM_LABELS["grpo"], s), "calls"] for s in (0, 20)] == [0, 9]

@@ -144,6 +144,24 @@ def cost_frame(records: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def calls_curve_frame(records: dict) -> pd.DataFrame:
+    """Each run's dev score (points, on the decoding it selects on) against the reasoner calls paid so far:
+    ``run, benchmark, arm, step, calls, dev score``. GRPO's calls are its counted lookups at each dev point; FGPO and
+    SFT read a question's whole table row the first time they visit it, so theirs are ``min(step x batch, n_train)
+    x n_subsets`` (the first pass pays for all of them)."""
+    rows = []
+    for name, (run, rec) in records.items():
+        n_train = len(rec["splits"]["train"])
+        per_question = rec["reasoner_calls"] / max(1, n_train) if run.arm != "grpo" else 0
+        for point in rec["curve"]:
+            if run.arm == "grpo":
+                calls = point.get("reasoner_calls", 0)
+            else:
+                calls = min(point["step"] * rec["config"]["batch_questions"], n_train) * per_question
+            rows.append({"run": name, "benchmark": run.benchmark, "arm": ARM_LABELS[run.arm], "step": point["step"], "calls": calls, "dev score": 100 * point["dev_score"]})
+    return pd.DataFrame(rows, columns=["run", "benchmark", "arm", "step", "calls", "dev score"])
+
+
 def pending_frame(folder: Path | None = None) -> pd.DataFrame:
     """The runs of :data:`~fgpo_lib.lm_policy.runs.LM_RUNS` with no record in ``folder`` yet: ``run, role, arm,
     benchmark`` and the ``fgpo`` command that trains it (``fgpo pipeline --stages lm_policy`` runs them all)."""
