@@ -483,3 +483,26 @@ def test_the_chapters_calls_curve_by_hand(tmp_path):
     assert [df.loc[("FGPO", s), "calls"] for s in (0, 1, 2)] == [0, 16, 24]
     assert df.loc[("FGPO", 2), "dev score"] == 25.0
     assert [df.loc[(report.ARM_LABELS["grpo"], s), "calls"] for s in (0, 20)] == [0, 9]
+
+
+def test_the_format_anchor_keeps_more_mass_on_the_candidates():
+    """Two FGPO updates at a high rate on the tiny model, with and without the format anchor: with it, the training
+    questions' chance of writing some candidate ends higher (the anchor's whole purpose)."""
+    import torch
+
+    from fgpo_lib.lm_policy.data import candidate_token_ids, prompt_text
+    from fgpo_lib.lm_policy.fgpo_arm import LMFGPOConfig, train_fgpo
+    from fgpo_lib.lm_policy.scoring import candidate_scores, format_anchor
+
+    table, tokenizer = _table(), _tokenizer()
+    splits = lm_splits(table, max_train=8)
+    cands = candidate_token_ids(tokenizer, table)
+    log_mass = {}  # mean over the training questions of log sum_S p(y_S | x); the masses themselves underflow here
+    for weight in (0.0, 1.0):
+        model = _model(tokenizer)
+        train_fgpo(model, tokenizer, table, splits, LMFGPOConfig(batch_questions=4, epochs=8 / len(splits["train"]), eval_every=2, lr=3e-2, format_weight=weight))
+        with torch.no_grad():
+            log_mass[weight] = np.mean([float(format_anchor(candidate_scores(model, tokenizer(prompt_text(tokenizer, table.questions[r], 2), add_special_tokens=False,
+                                                                                                      return_tensors="pt")["input_ids"][0], cands, False)))
+                                        for r in splits["train"]])
+    assert log_mass[1.0] > log_mass[0.0] + 1, log_mass

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from fgpo_lib.lm_policy.prompt import build_prompt, candidate, candidates, parse_answer
-from fgpo_lib.lm_policy.scoring import candidate_scores, fgpo_loss, naive_candidate_scores
+from fgpo_lib.lm_policy.scoring import candidate_scores, fgpo_loss, format_anchor, naive_candidate_scores
 from fgpo_lib.subsets import SubsetSpace
 
 
@@ -79,6 +79,16 @@ def test_under_the_mean_the_shared_tag_gets_a_gradient_by_hand(length_norm):
     else:
         expected = 0.0
     assert float(t.grad) == pytest.approx(expected, abs=1e-7)
+
+
+def test_the_format_anchor_is_the_log_of_the_candidates_total_probability_by_hand():
+    """Two candidates of sequence probability 0.2 and 0.3: the anchor is log 0.5, and its gradient with respect to
+    each summed log-probability is that candidate's share of the mass, (0.4, 0.6)."""
+    z = torch.tensor([math.log(0.2), math.log(0.3)], requires_grad=True)
+    a = format_anchor(z)
+    a.backward()
+    assert float(a) == pytest.approx(math.log(0.5))
+    assert torch.allclose(z.grad, torch.tensor([0.4, 0.6]), atol=1e-6)
 
 
 def test_candidates_and_parser_cover_the_space():

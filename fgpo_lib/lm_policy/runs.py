@@ -16,6 +16,8 @@ a CPU budget):
 * One **length-normalisation ablation** (sum of log-probabilities) and one **policy-size point** (Qwen2.5-Coder-0.5B
   as the backbone), both FGPO on GeneTuring. The policy-size point trains one epoch, not four
   (:data:`POLICY_SIZE_SETTINGS`).
+* One **format-anchor run**, FGPO on GeneTuring with the anchor that keeps free generation inside the candidate set
+  (:data:`FORMAT_ANCHOR_SETTINGS`; not in the paper): every FGPO run without it lost the answer tag.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ class LMRun:
     backbone: str = "smollm2-135m"
     """The policy's backbone (:data:`~fgpo_lib.lm_policy.model.BACKBONES`)."""
     role: str = "main"
-    """``main`` (the main table), ``lr-grid``, ``length-norm`` or ``policy-size``."""
+    """``main`` (the main table), ``lr-grid``, ``format-anchor``, ``length-norm`` or ``policy-size``."""
     seed: int = 0
     """The arm's seed (its warm start, data order and sampling)."""
 
@@ -84,10 +86,13 @@ ARM_SETTINGS = {"grpo": {"budget": 1.0, "eval_every": 20}}
 #: epoch (10 updates, a dev point every 5) keeps it near the issue's 2 CPU-hours, and the main SmolLM2 run's dev
 #: point at update 10 is the one to set it beside
 POLICY_SIZE_SETTINGS = {"epochs": 1.0, "eval_every": 5}
+#: the format-anchor run's settings (fgpo_arm.LMFGPOConfig.format_weight says why 0.1)
+FORMAT_ANCHOR_SETTINGS = {"format_weight": 0.1}
 #: in the order the pipeline trains them: the grid's points first, since the rate of every other run follows from it
 LM_RUNS: tuple[LMRun, ...] = (
     LMRun("geneturing", "fgpo"),
     *(LMRun("geneturing", "fgpo", {"lr": lr}, role="lr-grid") for lr in LR_GRID if lr != LR),
+    LMRun("geneturing", "fgpo", FORMAT_ANCHOR_SETTINGS, role="format-anchor"),
     *(LMRun(b, arm, ARM_SETTINGS.get(arm, {})) for b in BENCHMARKS for arm in ("fgpo", "grpo", "sft") if (b, arm) != ("geneturing", "fgpo")),
     LMRun("geneturing", "fgpo", {"length_norm": False}, role="length-norm"),
     LMRun("geneturing", "fgpo", POLICY_SIZE_SETTINGS, backbone="qwen2.5-coder-0.5b", role="policy-size"),

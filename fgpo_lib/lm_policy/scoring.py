@@ -18,7 +18,8 @@ from __future__ import annotations
 import torch
 
 
-def _reduce(token_logp: torch.Tensor, mask: torch.Tensor, length_norm: bool) -> torch.Tensor:
+def reduce_scores(token_logp: torch.Tensor, mask: torch.Tensor, length_norm: bool) -> torch.Tensor:
+    """``(C,)``: the per-token mean (``length_norm``, Eq. 4) or the sum of each candidate's token log-probabilities."""
     total = (token_logp * mask).sum(1)
     return total / mask.sum(1) if length_norm else total
 
@@ -38,6 +39,12 @@ def _pad(candidate_ids: list[list[int]], pad_id: int) -> tuple[torch.Tensor, tor
 
 def candidate_scores(model, prompt_ids: torch.Tensor, candidate_ids: list[list[int]], length_norm: bool = True, pad_id: int = 0) -> torch.Tensor:
     """``(n_candidates,)`` scores of the candidates after the prompt (module doc), differentiable."""
+    return reduce_scores(*candidate_token_logps(model, prompt_ids, candidate_ids, pad_id), length_norm)
+
+
+def candidate_token_logps(model, prompt_ids: torch.Tensor, candidate_ids: list[list[int]], pad_id: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(token_logp (C, L), mask (C, L))``: each candidate token's log-probability after the prompt and the
+    candidate's earlier tokens, from the shared-prompt pass (module doc); reduce with :func:`reduce_scores`."""
     prompt_ids = torch.as_tensor(prompt_ids, dtype=torch.long).reshape(1, -1)
     n_prompt = prompt_ids.shape[1]
     out = model(input_ids=prompt_ids, use_cache=True)
@@ -51,7 +58,7 @@ def candidate_scores(model, prompt_ids: torch.Tensor, candidate_ids: list[list[i
     rest = model(input_ids=ids, cache=cache, attention_mask=attention, position_ids=positions, use_cache=False)
     logp = torch.log_softmax(rest.logits.float(), dim=-1)  # (C, L, V): position t predicts token t + 1
     token_logp = torch.cat([first[ids[:, :1]], logp[:, :-1].gather(2, ids[:, 1:, None])[..., 0]], dim=1)  # (C, L)
-    return _reduce(token_logp, mask, length_norm)
+    return token_logp, mask
 
 
 def naive_candidate_scores(model, prompt_ids: torch.Tensor, candidate_ids: list[list[int]], length_norm: bool = True, pad_id: int = 0) -> torch.Tensor:
@@ -65,6 +72,14 @@ def naive_candidate_scores(model, prompt_ids: torch.Tensor, candidate_ids: list[
         token_logp = logp[n_prompt - 1 : -1].gather(1, seq[0, n_prompt:, None])[:, 0]
         scores.append(token_logp.mean() if length_norm else token_logp.sum())
     return torch.stack(scores)
+
+
+def format_anchor(sequence_logps: torch.Tensor) -> torch.Tensor:
+    """``log sum_S p(y_S | x)``: the log-probability that the policy writes one of the candidate strings.
+    ``sequence_logps: (n_candidates,)``, each candidate's summed token log-probability (``length_norm=False``).
+    FGPO's ``q`` is normalised over the candidates, so its objective never sees this mass; the FGPO arm's
+    ``format_weight`` adds it to keep free generation inside the candidate set (a departure from the paper)."""
+    return torch.logsumexp(sequence_logps, dim=-1)
 
 
 def fgpo_loss(scores: torch.Tensor, rewards: torch.Tensor, beta: float) -> torch.Tensor:
