@@ -166,6 +166,21 @@ def test_the_generation_masses_are_the_candidates_sequence_probabilities():
     assert values[3, table.space.index_of([])] == pytest.approx(0.05)  # a well-formed no-tool answer: r_diff 0, r_fmt 1
 
 
+def test_a_candidate_written_through_other_tokens_counts_in_its_mass():
+    """With SmolLM2's own tokenizer, ``<answer></answer>`` is ``< answer ></ answer >`` but also ``< answer >
+    </ answer >`` (the tags tokenized apart): both variants are kept, distinct, and decode to the same string."""
+    from fgpo_lib.lm_policy.data import candidate_token_variants
+    from fgpo_lib.lm_policy.model import load_tokenizer
+
+    tokenizer = load_tokenizer("smollm2-135m")
+    table = RewardTable(np.zeros((1, 16), np.float32), ["q0"], SubsetSpace(4), questions=["q"])
+    variants = candidate_token_variants(tokenizer, table)
+    empty = variants[table.space.index_of([])]
+    assert len(empty) == 2 and empty[0] != empty[1]
+    assert {tokenizer.decode(v) for v in empty} == {"<answer></answer>"}
+    assert all(len({tokenizer.decode(v) for v in vs}) == 1 for vs in variants)
+
+
 def test_lm_train_and_lm_eval_name_bad_input(tmp_path, capsys):
     from fgpo_lib.cli import main
 

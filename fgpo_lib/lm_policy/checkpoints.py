@@ -64,6 +64,7 @@ class DevSelector:
                  "dev_score_generation": float(np.mean(scored["generation"]["scores"])), "dev_format_failures": scored["generation"]["format_failures"],
                  "dev_format_failure_rate": scored["generation"]["format_failures"] / max(1, len(self.rows)), "generated_entropy": empirical_entropy(choices),
                  "closed_form_dead": float(zero_variance_prob(q, self.table.rewards[self.rows], self.group_size).mean()),
+                 "closed_form_tokenizations": "own+apart",  # how generation_masses counts a candidate (earlier records: "own" only)
                  "closed_form_dead_generation": float(closed_form_dead_generation(generation_masses(self.model, self.tokenizer, self.table, self.rows), self.values[self.rows], self.group_size).mean()),
                  "tag_logp": float(shared_prefix_logprob(self.model, self.tokenizer, self.table, self.rows).mean()), **(extra or {})}
         self.curve.append(point)

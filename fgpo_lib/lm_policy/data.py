@@ -21,7 +21,7 @@ import numpy as np
 
 from ..rewards import RewardSpec
 from ..table import RewardTable, stratified_split
-from .prompt import build_prompt, candidates, parse_answer
+from .prompt import build_prompt, candidate_pieces, candidates, parse_answer
 
 
 class LMPolicyError(ValueError):
@@ -63,6 +63,19 @@ def prompt_text(tokenizer, question: str, n_tools: int) -> str:
 def candidate_token_ids(tokenizer, table: RewardTable) -> list[list[int]]:
     """Token ids of every candidate answer (no special tokens), canonical order."""
     return [tokenizer(c, add_special_tokens=False)["input_ids"] for c in candidates(table.space)]
+
+
+def candidate_token_variants(tokenizer, table: RewardTable) -> list[list[list[int]]]:
+    """For every candidate (canonical order), the distinct token sequences that write its string: the tokenizer's own
+    and the one that tokenizes the tags and the indices apart. They differ where a merge spans a boundary: SmolLM2
+    writes ``<answer></answer>`` as ``< answer ></ answer >`` but can generate it as ``< answer > </ answer >``."""
+    out = []
+    for s in range(table.n_subsets):
+        pieces = candidate_pieces(table.space.tools_of(s))
+        whole = tokenizer("".join(pieces), add_special_tokens=False)["input_ids"]
+        apart = [t for piece in pieces if piece for t in tokenizer(piece, add_special_tokens=False)["input_ids"]]
+        out.append([whole] if apart == whole else [whole, apart])
+    return out
 
 
 def grpo_reward_values(table: RewardTable) -> np.ndarray:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .data import candidate_token_ids, prompt_text
+from .data import candidate_token_ids, candidate_token_variants, prompt_text
 from .prompt import parse_answer
 from .scoring import candidate_scores
 
@@ -61,16 +61,20 @@ def shared_prefix_logprob(model, tokenizer, table, rows) -> np.ndarray:
 @torch.no_grad()
 def generation_masses(model, tokenizer, table, rows) -> np.ndarray:
     """``(len(rows), n_subsets + 1)``: the chance that a completion sampled at temperature 1 begins with each
-    candidate string (the exponent of its summed token log-probabilities after the prompt), and in the last column
-    the rest, every completion that begins otherwise. The parser reads the first answer tag, so a completion that
-    begins with a candidate names its subset; the rest are mostly format failures (the few that put text before a
-    valid tag are counted there too)."""
-    cands = candidate_token_ids(tokenizer, table)
+    candidate string, summed over the token sequences that write it (:func:`~fgpo_lib.lm_policy.data.candidate_token_variants`;
+    each one's probability is the exponent of its summed token log-probabilities after the prompt), and in the last
+    column the rest, every completion that begins otherwise. The parser reads the first answer tag, so a completion
+    that begins with a candidate names its subset; the rest are mostly format failures (the few that put text before
+    a valid tag, or write a candidate through yet other tokens, are counted there too)."""
+    variants = candidate_token_variants(tokenizer, table)
+    flat = [v for vs in variants for v in vs]
+    owner = torch.as_tensor([s for s, vs in enumerate(variants) for _ in vs])
     pad = tokenizer.pad_token_id or 0
     out = []
     for r in rows:
         ids = tokenizer(prompt_text(tokenizer, table.questions[r], table.space.n_tools), add_special_tokens=False, return_tensors="pt")["input_ids"][0]
-        p = candidate_scores(model, ids, cands, False, pad).double().exp().numpy()
+        seq = candidate_scores(model, ids, flat, False, pad).double().exp()
+        p = torch.zeros(table.n_subsets, dtype=torch.float64).index_add_(0, owner, seq).numpy()
         out.append(np.append(p, max(0.0, 1.0 - p.sum())))
     return np.stack(out) if out else np.zeros((0, table.n_subsets + 1))
 

@@ -40,18 +40,28 @@ def gguf_path(backbone: str) -> Path:
     return Path(ref()) if callable(ref) else Path(ref.path())
 
 
+def load_tokenizer(backbone: str = "smollm2-135m"):
+    """The backbone's tokenizer, read from its GGUF (no weights loaded)."""
+    from transformers import AutoTokenizer
+
+    path = gguf_path(backbone)
+    with tempfile.TemporaryDirectory() as folder:
+        os.symlink(path, Path(folder) / path.name)
+        return AutoTokenizer.from_pretrained(folder, gguf_file=path.name)
+
+
 def load_backbone(backbone: str = "smollm2-135m", dtype: str = "float32"):
     """``(model, tokenizer)``: the backbone dequantized from its GGUF into ``dtype`` (``float32`` or ``bfloat16``), in
     eval mode, every weight frozen, and no longer marked as quantized (so TRL's trainers accept it). The GGUF is read from a temporary folder holding a link to it (transformers reads
     a GGUF from a folder)."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
     path = gguf_path(backbone)
     torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[dtype]
+    tokenizer = load_tokenizer(backbone)
     with tempfile.TemporaryDirectory() as folder:
         os.symlink(path, Path(folder) / path.name)
-        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=path.name)
         model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=path.name, dtype=torch_dtype)
     model.eval().requires_grad_(False)
     # The GGUF's tensors are now plain float tensors, but transformers still marks the model as GGUF-quantized, and

@@ -37,9 +37,15 @@ def build_prompt(question: str, n_tools: int) -> str:
     return f"{SYSTEM.format(n=n_tools, last=n_tools - 1)}\nTools:\n{slots(n_tools)}\nQuestion: {question}\n{INSTRUCTION}"
 
 
+def candidate_pieces(indices) -> tuple[str, str, str]:
+    """The answer string of a subset in its three pieces: opening tag, indices, closing tag (``"<answer>", "0,2",
+    "</answer>"``; the middle is empty for no tool)."""
+    return "<answer>", ",".join(str(i) for i in sorted(indices)), "</answer>"
+
+
 def candidate(indices) -> str:
     """The answer string of a subset given by tool indices: ``<answer>0,2</answer>``; ``<answer></answer>`` for none."""
-    return "<answer>" + ",".join(str(i) for i in sorted(indices)) + "</answer>"
+    return "".join(candidate_pieces(indices))
 
 
 def candidates(space: SubsetSpace) -> list[str]:
