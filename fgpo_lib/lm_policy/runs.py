@@ -81,10 +81,11 @@ BENCHMARKS = ("geneturing", "geneseq", "generegion")
 #: GeneTuring prompts on one thread, so 2.4x (240 steps on 150 questions) is about 7 CPU-hours; 1x is 100 steps,
 #: about 3. Its dev evaluations (both decodings, about 4 minutes each) come every 20 steps, 5 in a run.
 ARM_SETTINGS = {"grpo": {"budget": 1.0, "eval_every": 20}}
-#: the policy-size point's settings: one FGPO update of Qwen2.5-Coder-0.5B took 10 s a question against SmolLM2-135M's
-#: 3.2 s (the same GeneTuring prompts, one thread on a busy 2-core machine), so four epochs would be 5-6 CPU-hours; one
-#: epoch (10 updates, a dev point every 5) keeps it near the issue's 2 CPU-hours, and the main SmolLM2 run's dev
-#: point at update 10 is the one to set it beside
+#: the policy-size point's settings: one FGPO update of Qwen2.5-Coder-0.5B took 9.8 s a question against SmolLM2-135M's
+#: 3.6 s (``benchmarks/bench_lm_policy.py --benchmark geneturing --dtypes float32 --threads 1 --skip-naive`` with each
+#: backbone, on a busy 2-core machine), so four epochs would be 4-6 CPU-hours; one epoch (10 updates, a dev point
+#: every 5) keeps it near the issue's 2 CPU-hours, and the main SmolLM2 run's dev point at update 10 is the one to
+#: set it beside
 POLICY_SIZE_SETTINGS = {"epochs": 1.0, "eval_every": 5}
 #: the format-anchor run's settings (fgpo_arm.LMFGPOConfig.format_weight says why 0.1)
 FORMAT_ANCHOR_SETTINGS = {"format_weight": 0.1}
