@@ -65,7 +65,8 @@ class DevSelector:
                  "dev_format_failure_rate": scored["generation"]["format_failures"] / max(1, len(self.rows)), "generated_entropy": empirical_entropy(choices),
                  "closed_form_dead": float(zero_variance_prob(q, self.table.rewards[self.rows], self.group_size).mean()),
                  "closed_form_tokenizations": "own+apart",  # how generation_masses counts a candidate (earlier records: "own" only)
-                 "closed_form_dead_generation": float(closed_form_dead_generation(generation_masses(self.model, self.tokenizer, self.table, self.rows), self.values[self.rows], self.group_size).mean()),
+                 "closed_form_dead_generation": float(closed_form_dead_generation(generation_masses(self.model, self.tokenizer, self.table, self.rows),
+                                                                                  self.values[self.rows], self.group_size).mean()),
                  "tag_logp": float(shared_prefix_logprob(self.model, self.tokenizer, self.table, self.rows).mean()), **(extra or {})}
         self.curve.append(point)
         if step > 0 and point["dev_score"] > self.best:
@@ -98,8 +99,9 @@ def train_with_dev(trainer, dev: DevSelector, steps: int, eval_every: int, extra
     (over every session of a resumed run).
 
     With a ``checkpoint`` (:mod:`.resume`; the trainer's config must carry its ``trl_settings(eval_every)``), each
-    TRL checkpoint gets this run's ``arm.pt`` beside it: the dev selector's state, the seconds so far and ``counters.get()`` (the arm's own counters, e.g. the reward function's); a run that finds one
-    resumes from it through the trainer's ``resume_from_checkpoint``, and ``counters.set`` restores them."""
+    TRL checkpoint gets this run's ``arm.pt`` beside it: the dev selector's state, the seconds so far and
+    ``counters.get()`` (the arm's own counters, e.g. the reward function's); a run that finds one resumes from it
+    through the trainer's ``resume_from_checkpoint``, and ``counters.set`` restores them."""
     from transformers import TrainerCallback
 
     model = dev.model

@@ -4,8 +4,9 @@ Per update, for each of ``batch_questions`` training questions, the candidates' 
 that computes the prompt once (:func:`~fgpo_lib.lm_policy.scoring.candidate_scores`), ``q = softmax(scores)``, and
 the loss is ``-sum_S q(S|x) r(x,S) - beta H(q(.|x))`` with Eq. 1's reward (:func:`~fgpo_lib.lm_policy.scoring.fgpo_loss`),
 averaged over the batch; with ``format_weight`` > 0 the loss also subtracts ``format_weight * log sum_S p(y_S|x)``
-(:func:`~fgpo_lib.lm_policy.scoring.format_anchor`, not in the paper). AdamW on the LoRA adapter, a cosine schedule over the run. Every ``eval_every`` updates the
-dev questions are scored by candidate scoring and the best checkpoint is kept (:mod:`.checkpoints`).
+(:func:`~fgpo_lib.lm_policy.scoring.format_anchor`, not in the paper). AdamW on the LoRA adapter, a cosine schedule
+over the run. Every ``eval_every`` updates the dev questions are scored by candidate scoring and the best checkpoint
+is kept (:mod:`.checkpoints`).
 
 How it departs from the paper: the paper's learning rate, 1e-5, is for a 7B model's adapter over many more updates;
 a 135M model's adapter over a few hundred updates moves too little at that rate, so the rate comes from a small grid
