@@ -161,6 +161,10 @@ def test_the_generation_masses_are_the_candidates_sequence_probabilities():
     with torch.no_grad():
         want = naive_candidate_scores(model, ids, candidate_token_ids(tokenizer, table), length_norm=False).double().exp().numpy()
     assert masses[0, :-1] == pytest.approx(want, rel=1e-4)
+    from fgpo_lib.lm_policy.evaluate import candidate_distribution, dev_measures
+
+    q, _, _ = dev_measures(model, tokenizer, table, [3, 5])  # the dev evaluation's one pass: q as candidate scoring gives it
+    assert np.allclose(q, candidate_distribution(model, tokenizer, table, [3, 5]), atol=1e-6)
     values = grpo_reward_values(table)
     assert values.shape == (table.n_questions, table.n_subsets + 1) and (values[:, -1] == 0).all()
     assert values[3, table.space.index_of([])] == pytest.approx(0.05)  # a well-formed no-tool answer: r_diff 0, r_fmt 1

@@ -13,7 +13,7 @@ import numpy as np
 
 from .data import empirical_entropy, grpo_reward_values, score_choices
 from ..metrics import dead_prob, entropy, zero_variance_prob
-from .evaluate import candidate_distribution, generated_choices, generation_masses, shared_prefix_logprob
+from .evaluate import candidate_distribution, dev_measures, generated_choices
 from .resume import RunCheckpoint, restore, trainable_state
 
 
@@ -56,7 +56,7 @@ class DevSelector:
         self.started = time.time()
 
     def __call__(self, step: int, extra: dict | None = None) -> None:
-        q = candidate_distribution(self.model, self.tokenizer, self.table, self.rows, self.length_norm)
+        q, masses, tags = dev_measures(self.model, self.tokenizer, self.table, self.rows, self.length_norm)
         choices, _ = generated_choices(self.model, self.tokenizer, self.table, self.rows, self.max_new_tokens)
         scored = {"scoring": score_choices(self.table, self.rows, list(q.argmax(1))), "generation": score_choices(self.table, self.rows, choices)}
         point = {"step": step, "seconds": time.time() - self.started, "q_entropy": float(entropy(q).mean()), "q_top_mass": float(q.max(1).mean()),
@@ -65,9 +65,8 @@ class DevSelector:
                  "dev_format_failure_rate": scored["generation"]["format_failures"] / max(1, len(self.rows)), "generated_entropy": empirical_entropy(choices),
                  "closed_form_dead": float(zero_variance_prob(q, self.table.rewards[self.rows], self.group_size).mean()),
                  "closed_form_tokenizations": "own+apart",  # how generation_masses counts a candidate (earlier records: "own" only)
-                 "closed_form_dead_generation": float(closed_form_dead_generation(generation_masses(self.model, self.tokenizer, self.table, self.rows),
-                                                                                  self.values[self.rows], self.group_size).mean()),
-                 "tag_logp": float(shared_prefix_logprob(self.model, self.tokenizer, self.table, self.rows).mean()), **(extra or {})}
+                 "closed_form_dead_generation": float(closed_form_dead_generation(masses, self.values[self.rows], self.group_size).mean()),
+                 "tag_logp": float(tags.mean()), **(extra or {})}
         self.curve.append(point)
         if step > 0 and point["dev_score"] > self.best:
             self.best, self.best_step, self.best_state = point["dev_score"], step, trainable_state(self.model)

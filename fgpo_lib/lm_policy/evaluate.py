@@ -18,7 +18,7 @@ import torch
 
 from .data import candidate_token_ids, candidate_token_variants, prompt_text
 from .prompt import parse_answer
-from .scoring import candidate_scores
+from .scoring import candidate_scores, candidate_token_logps, reduce_scores
 
 
 @torch.no_grad()
@@ -46,16 +46,7 @@ def shared_prefix(candidate_ids: list[list[int]]) -> list[int]:
 def shared_prefix_logprob(model, tokenizer, table, rows) -> np.ndarray:
     """``(len(rows),)``: the log-probability of the candidates' shared opening tokens right after each row's prompt
     (0 when the candidates share no leading token)."""
-    prefix = torch.as_tensor(shared_prefix(candidate_token_ids(tokenizer, table)), dtype=torch.long)
-    out = []
-    for r in rows:
-        ids = tokenizer(prompt_text(tokenizer, table.questions[r], table.space.n_tools), add_special_tokens=False, return_tensors="pt")["input_ids"][0]
-        if prefix.numel() == 0:
-            out.append(0.0)
-            continue
-        logp = torch.log_softmax(model(input_ids=torch.cat([ids, prefix])[None]).logits[0, ids.numel() - 1 : -1].float(), dim=-1)
-        out.append(float(logp.gather(1, prefix[:, None]).sum()))
-    return np.asarray(out)
+    return dev_measures(model, tokenizer, table, rows)[2]
 
 
 @torch.no_grad()
@@ -66,17 +57,32 @@ def generation_masses(model, tokenizer, table, rows) -> np.ndarray:
     column the rest, every completion that begins otherwise. The parser reads the first answer tag, so a completion
     that begins with a candidate names its subset; the rest are mostly format failures (the few that put text before
     a valid tag, or write a candidate through yet other tokens, are counted there too)."""
+    return dev_measures(model, tokenizer, table, rows)[1]
+
+
+@torch.no_grad()
+def dev_measures(model, tokenizer, table, rows, length_norm: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(q, masses, tag_logp)`` of :func:`candidate_distribution`, :func:`generation_masses` and
+    :func:`shared_prefix_logprob` from one shared-prompt pass per row over every token sequence of every candidate
+    (each candidate's own sequence comes first among its variants): a dev evaluation's three measures without
+    running the prompt three times."""
     variants = candidate_token_variants(tokenizer, table)
     flat = [v for vs in variants for v in vs]
     owner = torch.as_tensor([s for s, vs in enumerate(variants) for _ in vs])
+    own = torch.as_tensor([flat.index(vs[0]) for vs in variants])
+    n_prefix = len(shared_prefix([vs[0] for vs in variants]))
     pad = tokenizer.pad_token_id or 0
-    out = []
+    qs, masses, tags = [], [], []
     for r in rows:
         ids = tokenizer(prompt_text(tokenizer, table.questions[r], table.space.n_tools), add_special_tokens=False, return_tensors="pt")["input_ids"][0]
-        seq = candidate_scores(model, ids, flat, False, pad).double().exp()
-        p = torch.zeros(table.n_subsets, dtype=torch.float64).index_add_(0, owner, seq).numpy()
-        out.append(np.append(p, max(0.0, 1.0 - p.sum())))
-    return np.stack(out) if out else np.zeros((0, table.n_subsets + 1))
+        token_logp, mask = candidate_token_logps(model, ids, flat, pad)
+        qs.append(torch.softmax(reduce_scores(token_logp[own], mask[own], length_norm), -1).double().numpy())
+        p = torch.zeros(table.n_subsets, dtype=torch.float64).index_add_(0, owner, reduce_scores(token_logp, mask, False).double().exp()).numpy()
+        masses.append(np.append(p, max(0.0, 1.0 - p.sum())))
+        tags.append(float(token_logp[own[0], :n_prefix].sum()))
+    if not qs:
+        return np.zeros((0, table.n_subsets)), np.zeros((0, table.n_subsets + 1)), np.zeros(0)
+    return np.stack(qs), np.stack(masses), np.asarray(tags)
 
 
 @torch.no_grad()
