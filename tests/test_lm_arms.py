@@ -511,7 +511,7 @@ def test_the_format_anchor_keeps_more_mass_on_the_candidates():
 
     from fgpo_lib.lm_policy.data import candidate_token_ids, prompt_text
     from fgpo_lib.lm_policy.fgpo_arm import LMFGPOConfig, train_fgpo
-    from fgpo_lib.lm_policy.scoring import candidate_scores, format_anchor
+    from fgpo_lib.lm_policy.scoring import candidate_scores
 
     table, tokenizer = _table(), _tokenizer()
     splits = lm_splits(table, max_train=8)
@@ -521,7 +521,7 @@ def test_the_format_anchor_keeps_more_mass_on_the_candidates():
         model = _model(tokenizer)
         train_fgpo(model, tokenizer, table, splits, LMFGPOConfig(batch_questions=4, epochs=8 / len(splits["train"]), eval_every=2, lr=3e-2, format_weight=weight))
         with torch.no_grad():
-            log_mass[weight] = np.mean([float(format_anchor(candidate_scores(model, tokenizer(prompt_text(tokenizer, table.questions[r], 2), add_special_tokens=False,
-                                                                                                      return_tensors="pt")["input_ids"][0], cands, False)))
+            log_mass[weight] = np.mean([float(torch.logsumexp(candidate_scores(model, tokenizer(prompt_text(tokenizer, table.questions[r], 2), add_special_tokens=False,
+                                                                                                      return_tensors="pt")["input_ids"][0], cands, False), 0))
                                         for r in splits["train"]])
     assert log_mass[1.0] > log_mass[0.0] + 1, log_mass

@@ -81,14 +81,17 @@ def test_under_the_mean_the_shared_tag_gets_a_gradient_by_hand(length_norm):
     assert float(t.grad) == pytest.approx(expected, abs=1e-7)
 
 
-def test_the_format_anchor_is_the_log_of_the_candidates_total_probability_by_hand():
-    """Two candidates of sequence probability 0.2 and 0.3: the anchor is log 0.5, and its gradient with respect to
-    each summed log-probability is that candidate's share of the mass, (0.4, 0.6)."""
+def test_the_format_anchor_is_q_weighted_log_probability_by_hand():
+    """Two candidates with scores (0, log 3), so q = (0.25, 0.75), and sequence probabilities 0.2 and 0.3: the anchor
+    is 0.25 log 0.2 + 0.75 log 0.3; its gradient on the sequence log-probabilities is q, and none reaches the scores
+    (q is held fixed)."""
     z = torch.tensor([math.log(0.2), math.log(0.3)], requires_grad=True)
-    a = format_anchor(z)
+    scores = torch.tensor([0.0, math.log(3.0)], requires_grad=True)
+    a = format_anchor(z, scores)
     a.backward()
-    assert float(a) == pytest.approx(math.log(0.5))
-    assert torch.allclose(z.grad, torch.tensor([0.4, 0.6]), atol=1e-6)
+    assert float(a) == pytest.approx(0.25 * math.log(0.2) + 0.75 * math.log(0.3))
+    assert torch.allclose(z.grad, torch.tensor([0.25, 0.75]), atol=1e-6)
+    assert scores.grad is None or float(scores.grad.abs().sum()) == 0.0
 
 
 def test_candidates_and_parser_cover_the_space():

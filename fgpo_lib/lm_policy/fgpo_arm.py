@@ -3,9 +3,9 @@
 Per update, for each of ``batch_questions`` training questions, the candidates' scores come from one batched pass
 that computes the prompt once (:func:`~fgpo_lib.lm_policy.scoring.candidate_scores`), ``q = softmax(scores)``, and
 the loss is ``-sum_S q(S|x) r(x,S) - beta H(q(.|x))`` with Eq. 1's reward (:func:`~fgpo_lib.lm_policy.scoring.fgpo_loss`),
-averaged over the batch; with ``format_weight`` > 0 the loss also subtracts ``format_weight * log sum_S p(y_S|x)``
-(:func:`~fgpo_lib.lm_policy.scoring.format_anchor`, not in the paper). AdamW on the LoRA adapter, a cosine schedule
-over the run. Every ``eval_every`` updates the dev questions are scored by candidate scoring and the best checkpoint
+averaged over the batch; with ``format_weight`` > 0 the loss also subtracts
+``format_weight * sum_S q(S|x) log p(y_S|x)`` with ``q`` held fixed (:func:`~fgpo_lib.lm_policy.scoring.format_anchor`,
+not in the paper). AdamW on the LoRA adapter, a cosine schedule over the run. Every ``eval_every`` updates the dev questions are scored by candidate scoring and the best checkpoint
 is kept (:mod:`.checkpoints`).
 
 How it departs from the paper: the paper's learning rate, 1e-5, is for a 7B model's adapter over many more updates;
@@ -53,9 +53,9 @@ class LMFGPOConfig:
     weight_decay: float = 0.0
     """AdamW's weight decay."""
     format_weight: float = 0.0
-    """Weight lambda of the format anchor: the loss also subtracts lambda * log sum_S p(y_S|x), the log-probability
-    of writing any candidate (scoring.format_anchor). 0 is the paper's objective. Not in the paper: SmolLM2-135M's
-    FGPO runs lose the answer tag without it (the chapter's tag section). The tag's gradient from Eq. 4 is
+    """Weight lambda of the format anchor: the loss also subtracts lambda * sum_S q(S|x) log p(y_S|x) with q held
+    fixed, so that free generation follows q (scoring.format_anchor). 0 is the paper's objective. Not in the paper:
+    SmolLM2-135M's FGPO runs lose the answer tag without it (the chapter's tag section). The tag's gradient from Eq. 4 is
     Cov_q(r, 1/L), of order 0.01 for rewards in [0, 1] and 5-13 tokens, while the anchor's is lambda, so 0.1 holds
     the tag by an order of magnitude."""
 
@@ -102,9 +102,10 @@ def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progres
         total = 0.0
         for r in rows:
             token_logp, mask = candidate_token_logps(model, prompts[int(r)], cands, tokenizer.pad_token_id or 0)
-            loss = fgpo_loss(reduce_scores(token_logp, mask, cfg.length_norm), rewards[r], cfg.beta)
+            scores = reduce_scores(token_logp, mask, cfg.length_norm)
+            loss = fgpo_loss(scores, rewards[r], cfg.beta)
             if cfg.format_weight:
-                loss = loss - cfg.format_weight * format_anchor(reduce_scores(token_logp, mask, False))
+                loss = loss - cfg.format_weight * format_anchor(reduce_scores(token_logp, mask, False), scores)
             loss = loss / len(rows)
             loss.backward()
             total += float(loss.detach())

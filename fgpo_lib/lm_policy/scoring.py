@@ -74,12 +74,18 @@ def naive_candidate_scores(model, prompt_ids: torch.Tensor, candidate_ids: list[
     return torch.stack(scores)
 
 
-def format_anchor(sequence_logps: torch.Tensor) -> torch.Tensor:
-    """``log sum_S p(y_S | x)``: the log-probability that the policy writes one of the candidate strings.
-    ``sequence_logps: (n_candidates,)``, each candidate's summed token log-probability (``length_norm=False``).
-    FGPO's ``q`` is normalised over the candidates, so its objective never sees this mass; the FGPO arm's
-    ``format_weight`` adds it to keep free generation inside the candidate set (a departure from the paper)."""
-    return torch.logsumexp(sequence_logps, dim=-1)
+def format_anchor(sequence_logps: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+    """``sum_S q(S|x) log p(y_S | x)`` with ``q = softmax(scores)`` held fixed: minus the cross-entropy from FGPO's
+    candidate distribution to the generator. ``sequence_logps: (n_candidates,)``, each candidate's summed token
+    log-probability (``length_norm=False``); ``scores: (n_candidates,)``, the scores ``q`` is the softmax of.
+
+    FGPO's ``q`` is normalised over the candidates, so its objective never asks the policy to *write* a candidate;
+    the FGPO arm's ``format_weight`` adds this term so that free generation follows ``q`` (a departure from the
+    paper). Its gradient on the opening tokens that every candidate shares is 1, whatever ``q`` is. Why not
+    ``log sum_S p(y_S|x)``, the chance of writing any candidate: its gradient on a candidate is that candidate's share
+    of the generator's mass, so it raises whichever candidate the generator already writes most (the short empty
+    answer, early on), and under Eq. 4 that raises the candidate's ``q`` too: it pulls the policy to No-Tool."""
+    return (torch.softmax(scores.detach(), dim=-1) * sequence_logps).sum()
 
 
 def fgpo_loss(scores: torch.Tensor, rewards: torch.Tensor, beta: float) -> torch.Tensor:
