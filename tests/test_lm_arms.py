@@ -224,10 +224,11 @@ def test_trls_trainers_accept_the_real_backbone_dequantized_from_its_gguf(tmp_pa
 
 def test_the_format_warm_start_trains_the_adapter_and_ignores_the_reward():
     """The warm start's targets are random candidates: two tables that differ only in their rewards give the same
-    adapter, and the adapter moved."""
+    adapter, and the adapter moved; it records the sampled-format chance and the tag's log-probability it reached."""
     import torch
 
-    from fgpo_lib.lm_policy.sft_arm import FormatWarmup, format_warmup
+    from fgpo_lib.lm_policy.evaluate import generation_masses, shared_prefix_logprob
+    from fgpo_lib.lm_policy.sft_arm import WARMUP_PROBE_QUESTIONS, FormatWarmup, format_warmup
 
     tokenizer = _tokenizer()
     table = _table()
@@ -239,6 +240,9 @@ def test_the_format_warm_start_trains_the_adapter_and_ignores_the_reward():
         before = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
         out = format_warmup(model, tokenizer, t, rows, FormatWarmup(epochs=2, lr=1e-2, batch_questions=4))
         assert out["steps"] == -(-2 * len(rows) // 4)
+        probe = rows[:WARMUP_PROBE_QUESTIONS]
+        assert out["sampled_candidate_mass"] == pytest.approx(1 - generation_masses(model, tokenizer, t, probe)[:, -1].mean())
+        assert out["tag_logp"] == pytest.approx(shared_prefix_logprob(model, tokenizer, t, probe).mean())
         after = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
         assert any(not torch.equal(before[n], after[n]) for n in before)
         states.append(after)
@@ -491,13 +495,15 @@ def test_the_chapters_calls_curve_by_hand(tmp_path):
     import json
 
     from fgpo_lib.lm_policy import report
+    from fgpo_lib.lm_policy.runs import LM_RUNS
 
     fgpo = {"splits": {"train": list("abcdef")}, "reasoner_calls": 24, "config": {"batch_questions": 4},
             "curve": [{"step": s, "dev_score": d} for s, d in ((0, 0.1), (1, 0.2), (2, 0.25))]}
     grpo = {"splits": {"train": list("abcdef")}, "reasoner_calls": 9, "config": {},
             "curve": [{"step": 0, "dev_score": 0.1}, {"step": 20, "dev_score": 0.3, "reasoner_calls": 9}]}
-    (tmp_path / "geneturing__fgpo__s0.json").write_text(json.dumps(fgpo))
-    (tmp_path / "geneturing__grpo__budget-1.0__eval_every-20__s0.json").write_text(json.dumps(grpo))
+    main = {(r.benchmark, r.arm): r.record.name for r in LM_RUNS if r.role == "main"}
+    (tmp_path / main["geneturing", "fgpo"]).write_text(json.dumps(fgpo))
+    (tmp_path / main["geneturing", "grpo"]).write_text(json.dumps(grpo))
     df = report.calls_curve_frame(report.load_records(tmp_path)).set_index(["arm", "step"])
     assert [df.loc[("FGPO", s), "calls"] for s in (0, 1, 2)] == [0, 16, 24]
     assert df.loc[("FGPO", 2), "dev score"] == 25.0

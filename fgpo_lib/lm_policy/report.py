@@ -133,13 +133,15 @@ def dead_group_frame(records: dict) -> pd.DataFrame:
 
 
 def cost_frame(records: dict) -> pd.DataFrame:
-    """What each run cost: reasoner calls (table cells read, or GRPO's lookups), seconds of the warm start and of
-    training, the dev-selected step and the learning rate."""
+    """What each run cost: reasoner calls (table cells read, or GRPO's lookups), the warm start's passes and the
+    chance it reached that a completion sampled at temperature 1 writes a candidate (absent from records made before
+    it was measured), seconds of the warm start and of training, the dev-selected step and the learning rate."""
     rows = []
     for name, (run, rec) in records.items():
         warm = rec.get("format_warmup") or {}
         rows.append({"run": name, "benchmark": run.benchmark, "arm": ARM_LABELS[run.arm], "role": run.role, "backbone": run.backbone,
-                     "lr": rec["config"]["lr"], "reasoner calls": rec["reasoner_calls"], "warm-start s": warm.get("seconds", 0.0),
+                     "lr": rec["config"]["lr"], "reasoner calls": rec["reasoner_calls"], "warm-start passes": (warm.get("config") or {}).get("epochs", np.nan),
+                     "warm start's sampled format (%)": 100 * warm.get("sampled_candidate_mass", np.nan), "warm-start s": warm.get("seconds", 0.0),
                      "training s": rec["train_seconds"], "selected step": rec["selected_step"], "train questions": len(rec["splits"]["train"])})
     return pd.DataFrame(rows)
 

@@ -12,7 +12,7 @@ a CPU budget):
 * **A learning-rate grid on one benchmark** (GeneTuring, FGPO, :data:`~fgpo_lib.lm_policy.fgpo_arm.LR_GRID`),
   chosen on dev, and that rate for every arm and benchmark: a grid per arm and benchmark does not fit the budget.
 * **Train on** :data:`MAX_TRAIN` task-stratified training questions; one seed; GRPO at 1x FGPO's cells, not the
-  paper's 2.4x (:data:`ARM_SETTINGS`).
+  paper's 2.4x (:data:`ARM_SETTINGS`), from a longer answer-format warm start, since it samples (:data:`ARM_WARMUP`).
 * One **length-normalisation ablation** (sum of log-probabilities) and one **policy-size point** (Qwen2.5-Coder-0.5B
   as the backbone), both FGPO on GeneTuring. The policy-size point trains one epoch, not four
   (:data:`POLICY_SIZE_SETTINGS`).
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .fgpo_arm import LR_GRID
+from .sft_arm import FormatWarmup
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS_DIR = ROOT / "records" / "lm_policy"
@@ -49,6 +50,8 @@ class LMRun:
     """The arm's settings (``--set``) beyond the learning rate :data:`LR`."""
     backbone: str = "smollm2-135m"
     """The policy's backbone (:data:`~fgpo_lib.lm_policy.model.BACKBONES`)."""
+    format_warmup: float = FormatWarmup.epochs
+    """Passes of the answer-format warm start (:class:`~fgpo_lib.lm_policy.sft_arm.FormatWarmup`, :data:`ARM_WARMUP`)."""
     role: str = "main"
     """``main`` (the main table), ``lr-grid``, ``format-anchor``, ``length-norm`` or ``policy-size``."""
     seed: int = 0
@@ -58,7 +61,8 @@ class LMRun:
     def name(self) -> str:
         extra = "".join(f"__{k}-{v}" for k, v in sorted(self.settings.items()))
         size = "" if self.backbone == "smollm2-135m" else f"__{self.backbone}"
-        return f"{self.benchmark}__{self.arm}{size}{extra}__s{self.seed}"
+        warm = "" if self.format_warmup == FormatWarmup.epochs else f"__warmup-{self.format_warmup}"
+        return f"{self.benchmark}__{self.arm}{size}{extra}{warm}__s{self.seed}"
 
     @property
     def table(self) -> str:
@@ -72,7 +76,8 @@ class LMRun:
         """The ``fgpo`` command line that trains it."""
         settings = {"lr": LR, **self.settings}
         return ["lm-train", "--table", self.table, "--arm", self.arm, *[a for k, v in settings.items() for a in ("--set", f"{k}={v}")],
-                "--backbone", self.backbone, "--max-train", str(MAX_TRAIN), "--out", os.path.relpath(self.record, ROOT)]
+                "--backbone", self.backbone, "--max-train", str(MAX_TRAIN), *(["--format-warmup", str(self.format_warmup)] if self.format_warmup != FormatWarmup.epochs else []),
+                "--out", os.path.relpath(self.record, ROOT)]
 
 
 BENCHMARKS = ("geneturing", "geneseq", "generegion")
@@ -81,6 +86,14 @@ BENCHMARKS = ("geneturing", "geneseq", "generegion")
 #: GeneTuring prompts on one thread, so 2.4x (240 steps on 150 questions) is about 7 CPU-hours; 1x is 100 steps,
 #: about 3. Its dev evaluations (both decodings, about 4 minutes each) come every 20 steps, 5 in a run.
 ARM_SETTINGS = {"grpo": {"budget": 1.0, "eval_every": 20}}
+#: an arm's answer-format warm start in passes, where it is not FormatWarmup's one. GRPO *samples* its training
+#: completions, so it needs a policy that writes the format at temperature 1, as the paper's 7B instruct policy does
+#: from the prompt alone; FGPO and SFT train on teacher-forced candidates and need only the greedy format. After one
+#: pass SmolLM2-135M's opening tag had log-probability -2.0 (about 1 sample in 7 opens it): GeneTuring GRPO runs from
+#: that start had 71% of the first step's completions cut at the length limit, learnt only the format reward and
+#: collapsed onto the empty answer. Three passes; each warm start records the chance it reached
+#: (``sampled_candidate_mass``).
+ARM_WARMUP = {"grpo": 3.0}
 #: the policy-size point's settings: one FGPO update of Qwen2.5-Coder-0.5B took 9.8 s a question against SmolLM2-135M's
 #: 3.6 s (``benchmarks/bench_lm_policy.py --benchmark geneturing --dtypes float32 --threads 1 --skip-naive`` with each
 #: backbone, on a busy 2-core machine), so four epochs would be 4-6 CPU-hours; one epoch (10 updates, a dev point
@@ -94,7 +107,7 @@ LM_RUNS: tuple[LMRun, ...] = (
     LMRun("geneturing", "fgpo"),
     *(LMRun("geneturing", "fgpo", {"lr": lr}, role="lr-grid") for lr in LR_GRID if lr != LR),
     LMRun("geneturing", "fgpo", FORMAT_ANCHOR_SETTINGS, role="format-anchor"),
-    *(LMRun(b, arm, ARM_SETTINGS.get(arm, {})) for b in BENCHMARKS for arm in ("fgpo", "grpo", "sft") if (b, arm) != ("geneturing", "fgpo")),
+    *(LMRun(b, arm, ARM_SETTINGS.get(arm, {}), format_warmup=ARM_WARMUP.get(arm, FormatWarmup.epochs)) for b in BENCHMARKS for arm in ("fgpo", "grpo", "sft") if (b, arm) != ("geneturing", "fgpo")),
     LMRun("geneturing", "fgpo", {"length_norm": False}, role="length-norm"),
     LMRun("geneturing", "fgpo", POLICY_SIZE_SETTINGS, backbone="qwen2.5-coder-0.5b", role="policy-size"),
 )

@@ -19,6 +19,7 @@ import numpy as np
 
 from .checkpoints import DevSelector, evaluate_on_test, train_with_dev
 from .data import best_candidates, check_table, prompt_text
+from .evaluate import dev_measures
 from .resume import RunCheckpoint
 from .prompt import candidates
 
@@ -68,12 +69,19 @@ def train_sft(model, tokenizer, table, splits: dict, cfg: LMSFTConfig, progress:
             "reasoner_calls": int(len(rows) * table.n_subsets), "test": evaluate_on_test(model, tokenizer, table, splits["test"])}
 
 
+#: training questions on which the warm start's result is measured (:func:`format_warmup`); a module constant, not a
+#: field of FormatWarmup, so that the identity of runs begun before the measure existed is unchanged
+WARMUP_PROBE_QUESTIONS = 32
+
+
 @dataclass
 class FormatWarmup:
     """The answer-format warm start every arm of a run begins from (the record keeps it)."""
 
     epochs: float = 1.0
-    """Passes over the training questions; 0: none (the backbone's own format)."""
+    """Passes over the training questions; 0: none (the backbone's own format). One pass is enough for arms that
+    score teacher-forced candidates (FGPO, SFT); GRPO samples, and the chapter's GRPO runs take more
+    (runs.ARM_WARMUP says why)."""
     lr: float = 3e-4
     """Learning rate of the adapter."""
     batch_questions: int = 16
@@ -89,7 +97,10 @@ def format_warmup(model, tokenizer, table, rows, cfg: FormatWarmup, progress: bo
     Why: the paper's 7B instruct policy writes ``<answer>...</answer>`` from the prompt alone; SmolLM2-135M does not
     (at temperature 1 about 1 completion in 100 parses), so GRPO's groups would be all format failures, all reward 0,
     all dead, and it could not start. A uniform target moves the policy towards the paper's *uniform reference*
-    (every candidate equally likely) without telling it which subset is good. Returns ``{"config", "steps", "seconds"}``."""
+    (every candidate equally likely) without telling it which subset is good. Returns ``{"config", "steps", "seconds",
+    "sampled_candidate_mass", "tag_logp"}``, the last two measured after it on :data:`WARMUP_PROBE_QUESTIONS`
+    training questions (:func:`~fgpo_lib.lm_policy.evaluate.dev_measures`): the mean chance that a completion sampled
+    at temperature 1 begins with a candidate string, and the mean log-probability of the opening tag."""
     import time
 
     from datasets import Dataset
@@ -108,4 +119,7 @@ def format_warmup(model, tokenizer, table, rows, cfg: FormatWarmup, progress: bo
         model.train()
         SFTTrainer(model=model, args=_sft_args(out, cfg.lr, cfg.batch_questions, steps, cfg.seed, progress), train_dataset=data, processing_class=tokenizer).train()
     model.eval()
-    return {"config": asdict(cfg), "steps": steps, "seconds": time.time() - started}
+    seconds = time.time() - started
+    _, masses, tags = dev_measures(model, tokenizer, table, rows[:WARMUP_PROBE_QUESTIONS])
+    return {"config": asdict(cfg), "steps": steps, "seconds": seconds,
+            "sampled_candidate_mass": float(1 - masses[:, -1].mean()) if len(tags) else float("nan"), "tag_logp": float(tags.mean()) if len(tags) else float("nan")}
