@@ -13,7 +13,7 @@ import numpy as np
 
 from .data import empirical_entropy, grpo_reward_values, score_choices
 from ..metrics import dead_prob, entropy, zero_variance_prob
-from .evaluate import candidate_distribution, dev_measures, generated_choices
+from .evaluate import candidate_distribution, dev_measures, generated_choices, sampled_candidate_mass
 from .resume import RunCheckpoint, restore, trainable_state
 
 
@@ -41,8 +41,7 @@ class DevSelector:
     paper's P_dead under the generation-induced distribution, :func:`closed_form_dead_generation`); and the mean
     log-probability of the answer tag's opening tokens after the prompt (``tag_logp``,
     :func:`~fgpo_lib.lm_policy.evaluate.shared_prefix_logprob`); and the chance that a completion sampled at
-    temperature 1 begins with a candidate string (``sampled_candidate_mass``, one minus the last column of
-    :func:`~fgpo_lib.lm_policy.evaluate.generation_masses`), GRPO's share of parseable samples.
+    temperature 1 begins with a candidate string (:func:`~fgpo_lib.lm_policy.evaluate.sampled_candidate_mass`).
 
     Args:
         decoding: ``"scoring"`` (candidate scoring, FGPO's and SFT's) or ``"generation"`` (GRPO's own decoding): the
@@ -68,7 +67,7 @@ class DevSelector:
                  "closed_form_dead": float(zero_variance_prob(q, self.table.rewards[self.rows], self.group_size).mean()),
                  "closed_form_tokenizations": "own+apart",  # how generation_masses counts a candidate (earlier records: "own" only)
                  "closed_form_dead_generation": float(closed_form_dead_generation(masses, self.values[self.rows], self.group_size).mean()),
-                 "sampled_candidate_mass": float(1 - masses[:, -1].mean()), "tag_logp": float(tags.mean()), **(extra or {})}
+                 "sampled_candidate_mass": sampled_candidate_mass(masses), "tag_logp": float(tags.mean()), **(extra or {})}
         self.curve.append(point)
         if step > 0 and point["dev_score"] > self.best:
             self.best, self.best_step, self.best_state = point["dev_score"], step, trainable_state(self.model)

@@ -60,6 +60,13 @@ def generation_masses(model, tokenizer, table, rows) -> np.ndarray:
     return dev_measures(model, tokenizer, table, rows)[1]
 
 
+def sampled_candidate_mass(masses: np.ndarray) -> float:
+    """The mean over rows of the chance that a completion sampled at temperature 1 begins with a candidate string:
+    one minus the last column of ``masses: (n_rows, n_subsets + 1)`` (:func:`generation_masses`); NaN for no rows.
+    GRPO's share of parseable samples, up to the few that write a candidate through other tokens."""
+    return float(1 - masses[:, -1].mean()) if len(masses) else float("nan")
+
+
 @torch.no_grad()
 def dev_measures(model, tokenizer, table, rows, length_norm: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(q, masses, tag_logp)`` of :func:`candidate_distribution`, :func:`generation_masses` and

@@ -5,8 +5,8 @@ that computes the prompt once (:func:`~fgpo_lib.lm_policy.scoring.candidate_scor
 the loss is ``-sum_S q(S|x) r(x,S) - beta H(q(.|x))`` with Eq. 1's reward (:func:`~fgpo_lib.lm_policy.scoring.fgpo_loss`),
 averaged over the batch; with ``format_weight`` > 0 the loss also subtracts
 ``format_weight * sum_S q(S|x) log p(y_S|x)`` with ``q`` held fixed (:func:`~fgpo_lib.lm_policy.scoring.format_anchor`,
-not in the paper). AdamW on the LoRA adapter, a cosine schedule over the run. Every ``eval_every`` updates the dev questions are scored by candidate scoring and the best checkpoint
-is kept (:mod:`.checkpoints`).
+not in the paper). AdamW on the LoRA adapter, a cosine schedule over the run. Every ``eval_every`` updates the dev
+questions are scored by candidate scoring and the best checkpoint is kept (:mod:`.checkpoints`).
 
 How it departs from the paper: the paper's learning rate, 1e-5, is for a 7B model's adapter over many more updates;
 a 135M model's adapter over a few hundred updates moves too little at that rate, so the rate comes from a small grid
@@ -55,9 +55,9 @@ class LMFGPOConfig:
     format_weight: float = 0.0
     """Weight lambda of the format anchor: the loss also subtracts lambda * sum_S q(S|x) log p(y_S|x) with q held
     fixed, so that free generation follows q (scoring.format_anchor). 0 is the paper's objective. Not in the paper:
-    SmolLM2-135M's FGPO runs lose the answer tag without it (the chapter's tag section). The tag's gradient from Eq. 4 is
-    Cov_q(r, 1/L), of order 0.01 for rewards in [0, 1] and 5-13 tokens, while the anchor's is lambda, so 0.1 holds
-    the tag by an order of magnitude."""
+    SmolLM2-135M's FGPO runs lose the answer tag without it (the chapter's tag section). The tag's gradient from
+    Eq. 4 is Cov_q(r, 1/L), of order 0.01 for rewards in [0, 1] and 5-13 tokens, while the anchor's is lambda, so 0.1
+    holds the tag by an order of magnitude."""
 
 
 def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progress: bool = False, checkpoint: RunCheckpoint | None = None) -> dict:

@@ -19,7 +19,7 @@ import numpy as np
 
 from .checkpoints import DevSelector, evaluate_on_test, train_with_dev
 from .data import best_candidates, check_table, prompt_text
-from .evaluate import dev_measures
+from .evaluate import dev_measures, sampled_candidate_mass
 from .resume import RunCheckpoint
 from .prompt import candidates
 
@@ -121,5 +121,5 @@ def format_warmup(model, tokenizer, table, rows, cfg: FormatWarmup, progress: bo
     model.eval()
     seconds = time.time() - started
     _, masses, tags = dev_measures(model, tokenizer, table, rows[:WARMUP_PROBE_QUESTIONS])
-    return {"config": asdict(cfg), "steps": steps, "seconds": seconds,
-            "sampled_candidate_mass": float(1 - masses[:, -1].mean()) if len(tags) else float("nan"), "tag_logp": float(tags.mean()) if len(tags) else float("nan")}
+    return {"config": asdict(cfg), "steps": steps, "seconds": seconds, "sampled_candidate_mass": sampled_candidate_mass(masses),
+            "tag_logp": float(tags.mean()) if len(tags) else float("nan")}
