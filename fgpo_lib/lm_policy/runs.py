@@ -11,6 +11,7 @@ a CPU budget):
   model, so it is left out.
 * **A learning-rate grid on one benchmark** (GeneTuring, FGPO, :data:`~fgpo_lib.lm_policy.fgpo_arm.LR_GRID`),
   chosen on dev, and that rate for every arm and benchmark: a grid per arm and benchmark does not fit the budget.
+  One lower rate for GRPO on GeneTuring (:data:`GRPO_LR_POINT`) asks whether its collapse follows the rate.
 * **Train on** :data:`MAX_TRAIN` task-stratified training questions; one seed; GRPO at 1x FGPO's cells, not the
   paper's 2.4x (:data:`ARM_SETTINGS`), from a longer answer-format warm start, since it samples (:data:`ARM_WARMUP`).
 * One **length-normalisation ablation** (sum of log-probabilities) and one **policy-size point** (Qwen2.5-Coder-0.5B
@@ -102,12 +103,24 @@ ARM_WARMUP = {"grpo": 3.0}
 POLICY_SIZE_SETTINGS = {"epochs": 1.0, "eval_every": 5}
 #: the format-anchor run's settings (fgpo_arm.LMFGPOConfig.format_weight says why 0.1)
 FORMAT_ANCHOR_SETTINGS = {"format_weight": 0.1}
+#: GRPO's one learning-rate point beside :data:`LR`: every run's rate comes from FGPO's grid, and GRPO at LR put every
+#: group of its GeneTuring run dead by step 18 (one greedy answer on every dev question). A third of the rate asks
+#: whether that collapse follows the rate rather than the objective
+GRPO_LR_POINT = 1e-4
+
+
+def _arm_run(benchmark: str, arm: str, settings: dict | None = None, role: str = "main") -> LMRun:
+    """An arm's run on ``benchmark`` with its settings (:data:`ARM_SETTINGS`, then ``settings``) and its warm start."""
+    return LMRun(benchmark, arm, {**ARM_SETTINGS.get(arm, {}), **(settings or {})}, format_warmup=ARM_WARMUP.get(arm, FormatWarmup.epochs), role=role)
+
+
 #: in the order the pipeline trains them: the grid's points first, since the rate of every other run follows from it
 LM_RUNS: tuple[LMRun, ...] = (
     LMRun("geneturing", "fgpo"),
     *(LMRun("geneturing", "fgpo", {"lr": lr}, role="lr-grid") for lr in LR_GRID if lr != LR),
     LMRun("geneturing", "fgpo", FORMAT_ANCHOR_SETTINGS, role="format-anchor"),
-    *(LMRun(b, arm, ARM_SETTINGS.get(arm, {}), format_warmup=ARM_WARMUP.get(arm, FormatWarmup.epochs)) for b in BENCHMARKS for arm in ("fgpo", "grpo", "sft") if (b, arm) != ("geneturing", "fgpo")),
+    *(_arm_run(b, arm) for b in BENCHMARKS for arm in ("fgpo", "grpo", "sft") if (b, arm) != ("geneturing", "fgpo")),
+    _arm_run("geneturing", "grpo", {"lr": GRPO_LR_POINT}, role="lr-grid"),
     LMRun("geneturing", "fgpo", {"length_norm": False}, role="length-norm"),
     LMRun("geneturing", "fgpo", POLICY_SIZE_SETTINGS, backbone="qwen2.5-coder-0.5b", role="policy-size"),
 )
