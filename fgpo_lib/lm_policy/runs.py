@@ -103,8 +103,8 @@ ARM_WARMUP = {"grpo": 3.0}
 POLICY_SIZE_SETTINGS = {"epochs": 1.0, "eval_every": 5}
 #: the format-anchor run's settings (fgpo_arm.LMFGPOConfig.format_weight says why 0.1)
 FORMAT_ANCHOR_SETTINGS = {"format_weight": 0.1}
-#: GRPO's one learning-rate point beside :data:`LR`: every run's rate comes from FGPO's grid, and GRPO at LR put every
-#: group of its GeneTuring run dead by step 18 (one greedy answer on every dev question). A third of the rate asks
+#: GRPO's one learning-rate point beside :data:`LR`: every run's rate comes from FGPO's grid, and GRPO at LR had every
+#: group of its GeneTuring run dead from step 20 on (one greedy answer on every dev question). A third of the rate asks
 #: whether that collapse follows the rate rather than the objective
 GRPO_LR_POINT = 1e-4
 
