@@ -105,3 +105,15 @@ def test_candidates_and_parser_cover_the_space():
     assert candidate([3, 1]) == "<answer>1,3</answer>"
     prompt = build_prompt("Which kind of region is this sequence? ACGT", 4)
     assert "3: tool type 4 (D)" in prompt and "knn" not in prompt
+
+
+def test_trl_zero_std_check_finds_the_dead_groups_trl_counts_live():
+    """Six equal rewards of 0.525 (0.95 x 0.5 + 0.05): float32 rounds their mean, so TRL's std is a few 1e-8, above
+    ``torch.isclose``'s 1e-8, and ``frac_reward_zero_std`` calls the dead group live; 0 and 1 are exact in float32."""
+    from fgpo_lib.lm_policy.report import trl_zero_std_check
+
+    f = trl_zero_std_check([1.0, 0.525, 0.0, 0.525]).set_index("reward")
+    assert list(f.index) == [0.0, 0.525, 1.0]
+    assert f.loc[0.0, "counted dead by TRL"] and f.loc[1.0, "counted dead by TRL"]
+    assert f.loc[0.0, "TRL's std of equal rewards"] == 0.0
+    assert not f.loc[0.525, "counted dead by TRL"] and 1e-8 < f.loc[0.525, "TRL's std of equal rewards"] < 1e-6

@@ -7,7 +7,7 @@
   protocol's shape, ``{setting: {arm: ArmResult}}``, so the protocol's main table and paired comparison
   (:mod:`fgpo_lib.study.protocol_results`) read it unchanged.
 * :func:`curve_frame`, :func:`dead_group_frame`, :func:`cost_frame`: the training curves, GRPO's per-step dead-group
-  rates and what each run cost.
+  rates and what each run cost; :func:`trl_zero_std_check`, :func:`trl_missed_frame`: which dead groups TRL's own rate misses.
 * :func:`decoding_frame`: free generation against candidate scoring, per run; :func:`linear_head_frame`: the same
   questions under the linear head of the book's protocol; :func:`pending_frame`: the runs not recorded yet.
 
@@ -25,6 +25,8 @@ import pandas as pd
 
 from ..reasoners.registry import REASONERS
 from ..table import RewardTable
+from .data import grpo_reward_values
+from .grpo_arm import LMGRPOConfig
 from .run import mean_score, rescore
 from .runs import LM_RUNS, RECORDS_DIR, ROOT
 
@@ -130,6 +132,30 @@ def dead_group_frame(records: dict) -> pd.DataFrame:
         for step, live in enumerate(dead["live"], start=1):
             rows.append({"run": name, "benchmark": run.benchmark, "step": step, "live": live, "trl": trl[step - 1], "group entropy": ent[step - 1] if step <= len(ent) else np.nan})
     return pd.DataFrame(rows)
+
+
+def trl_zero_std_check(values, group_size: int = 6) -> pd.DataFrame:
+    """Whether TRL's ``frac_reward_zero_std`` counts a dead group as dead: one row per distinct value of ``values``
+    (any shape; GRPO rewards, :func:`~fgpo_lib.lm_policy.data.grpo_reward_values`), with the standard deviation that
+    ``GRPOTrainer`` computes for ``group_size`` equal rewards of that value (float32, TRL's own ``nanstd``) and
+    whether its test ``torch.isclose(std, 0)`` (absolute tolerance 1e-8) calls it zero. The live rate
+    (:class:`~fgpo_lib.lm_policy.data.TableReward`) compares the rewards themselves, so it counts every such group."""
+    import torch
+    from trl.trainer.utils import nanstd
+
+    rows = []
+    for v in np.unique(np.asarray(values, np.float64)):
+        std = nanstd(torch.full((1, group_size), float(v), dtype=torch.float32), dim=1)
+        rows.append({"reward": float(v), "TRL's std of equal rewards": float(std[0]), "counted dead by TRL": bool(torch.isclose(std, torch.zeros_like(std)).all())})
+    return pd.DataFrame(rows)
+
+
+def trl_missed_frame() -> pd.DataFrame:
+    """:func:`trl_zero_std_check` on the GRPO rewards of each benchmark's training table (the tables of the main GRPO
+    runs of :data:`~fgpo_lib.lm_policy.runs.LM_RUNS`) at the arm's group size, with a ``benchmark`` column."""
+    tables = {r.benchmark: ROOT / r.table for r in LM_RUNS if r.arm == "grpo" and r.role == "main"}
+    return pd.concat([trl_zero_std_check(grpo_reward_values(RewardTable.load(p)), LMGRPOConfig.group_size).assign(benchmark=b) for b, p in tables.items()],
+                     ignore_index=True)
 
 
 def cost_frame(records: dict) -> pd.DataFrame:
