@@ -140,9 +140,13 @@ def trl_zero_std_check(values, group_size: int = 6) -> pd.DataFrame:
     ``GRPOTrainer`` computes for ``group_size`` equal rewards of that value (float32, TRL's own ``nanstd``) and
     whether its test ``torch.isclose(std, 0)`` (absolute tolerance 1e-8) calls it zero. The live rate
     (:class:`~fgpo_lib.lm_policy.data.TableReward`) compares the rewards themselves, so it counts every such group."""
-    import torch
-    from trl.trainer.utils import nanstd
+    import warnings
 
+    import torch
+
+    with warnings.catch_warnings():  # importing TRL imports tqdm.auto, which warns in a notebook without ipywidgets
+        warnings.simplefilter("ignore")
+        from trl.trainer.utils import nanstd
     rows = []
     for v in np.unique(np.asarray(values, np.float64)):
         std = nanstd(torch.full((1, group_size), float(v), dtype=torch.float32), dim=1)
