@@ -134,7 +134,7 @@ def dead_group_frame(records: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def trl_zero_std_check(values, group_size: int = 6) -> pd.DataFrame:
+def trl_zero_std_check(values, group_size: int = LMGRPOConfig.group_size) -> pd.DataFrame:
     """Whether TRL's ``frac_reward_zero_std`` counts a dead group as dead: one row per distinct value of ``values``
     (any shape; GRPO rewards, :func:`~fgpo_lib.lm_policy.data.grpo_reward_values`), with the standard deviation that
     ``GRPOTrainer`` computes for ``group_size`` equal rewards of that value (float32, TRL's own ``nanstd``) and
@@ -143,9 +143,10 @@ def trl_zero_std_check(values, group_size: int = 6) -> pd.DataFrame:
     import warnings
 
     import torch
+    from tqdm import TqdmWarning
 
-    with warnings.catch_warnings():  # importing TRL imports tqdm.auto, which warns in a notebook without ipywidgets
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings():  # TRL imports tqdm.auto, which warns in a notebook without ipywidgets (as weights.minilm_model)
+        warnings.simplefilter("ignore", TqdmWarning)
         from trl.trainer.utils import nanstd
     rows = []
     for v in np.unique(np.asarray(values, np.float64)):
@@ -158,8 +159,7 @@ def trl_missed_frame() -> pd.DataFrame:
     """:func:`trl_zero_std_check` on the GRPO rewards of each benchmark's training table (the tables of the main GRPO
     runs of :data:`~fgpo_lib.lm_policy.runs.LM_RUNS`) at the arm's group size, with a ``benchmark`` column."""
     tables = {r.benchmark: ROOT / r.table for r in LM_RUNS if r.arm == "grpo" and r.role == "main"}
-    return pd.concat([trl_zero_std_check(grpo_reward_values(RewardTable.load(p)), LMGRPOConfig.group_size).assign(benchmark=b) for b, p in tables.items()],
-                     ignore_index=True)
+    return pd.concat([trl_zero_std_check(grpo_reward_values(RewardTable.load(p))).assign(benchmark=b) for b, p in tables.items()], ignore_index=True)
 
 
 def cost_frame(records: dict) -> pd.DataFrame:
