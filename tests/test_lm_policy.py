@@ -117,3 +117,29 @@ def test_trl_zero_std_check_finds_the_dead_groups_trl_counts_live():
     assert f.loc[0.0, "counted dead by TRL"] and f.loc[1.0, "counted dead by TRL"]
     assert f.loc[0.0, "TRL's std of equal rewards"] == 0.0
     assert not f.loc[0.525, "counted dead by TRL"] and 1e-8 < f.loc[0.525, "TRL's std of equal rewards"] < 1e-6
+
+
+def test_every_committed_record_re_derives_from_its_table():
+    """Each record in ``records/lm_policy/`` names the committed table it trained on by content hash, its splits are
+    the fixed split that :func:`lm_splits` draws from that table today, and its test choices, re-scored on the table
+    (``fgpo lm-eval``'s path), give the scores it recorded under both decodings."""
+    import numpy as np
+
+    from fgpo_lib.lm_policy.data import lm_splits
+    from fgpo_lib.lm_policy.report import load_records
+    from fgpo_lib.lm_policy.run import rescore
+    from fgpo_lib.lm_policy.runs import MAX_TRAIN, ROOT
+    from fgpo_lib.table import RewardTable
+
+    records = load_records()
+    assert records, "no committed language-model record"
+    for name, (run, rec) in records.items():
+        assert rec["table"]["path"] == run.table, name
+        table = RewardTable.load(ROOT / run.table)
+        assert rec["table"]["content_hash"] == table.content_hash(), name
+        splits = lm_splits(table, max_train=MAX_TRAIN, seed=0)
+        assert {k: [table.question_ids[r] for r in v] for k, v in splits.items()} == rec["splits"], name
+        again = rescore(rec, table)
+        for decoding in ("scoring", "generation"):
+            assert again[decoding]["question_ids"] == rec["test"]["question_ids"], name
+            np.testing.assert_allclose(again[decoding]["scores"], rec["test"][decoding]["scores"], err_msg=name)
