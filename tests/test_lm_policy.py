@@ -127,7 +127,7 @@ def test_every_committed_record_re_derives_from_its_table():
 
     from fgpo_lib.lm_policy.data import lm_splits
     from fgpo_lib.lm_policy.report import load_records
-    from fgpo_lib.lm_policy.run import rescore
+    from fgpo_lib.lm_policy.run import DECODINGS, rescore
     from fgpo_lib.lm_policy.runs import MAX_TRAIN, ROOT
     from fgpo_lib.table import RewardTable
 
@@ -140,6 +140,6 @@ def test_every_committed_record_re_derives_from_its_table():
         splits = lm_splits(table, max_train=MAX_TRAIN, seed=0)
         assert {k: [table.question_ids[r] for r in v] for k, v in splits.items()} == rec["splits"], name
         again = rescore(rec, table)
-        for decoding in ("scoring", "generation"):
+        for decoding in DECODINGS:
             assert again[decoding]["question_ids"] == rec["test"]["question_ids"], name
             np.testing.assert_allclose(again[decoding]["scores"], rec["test"][decoding]["scores"], err_msg=name)

@@ -27,13 +27,12 @@ from ..reasoners.registry import REASONERS
 from ..table import RewardTable
 from .data import grpo_reward_values
 from .grpo_arm import LMGRPOConfig
-from .run import mean_score, rescore
+from .run import DECODINGS, mean_score, rescore
 from .runs import LM_RUNS, RECORDS_DIR, ROOT
 
 #: the chapter's label of each arm of the policy
 ARM_LABELS = {"fgpo": "FGPO", "grpo": "GRPO (TRL)", "sft": "SFT (TRL)"}
 UNTRAINED = ("No-Tool", "Random", "All-Tools", "Oracle")
-DECODINGS = ("scoring", "generation")
 
 
 def load_records(folder: Path | None = None, role: str | None = None) -> dict:

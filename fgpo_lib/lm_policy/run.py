@@ -31,6 +31,8 @@ from .grpo_arm import LMGRPOConfig, train_grpo
 from .resume import RunCheckpoint
 from .sft_arm import FormatWarmup, LMSFTConfig, format_warmup, train_sft
 
+#: the two decodings a record holds, in its ``test`` (module doc): candidate scoring and free generation
+DECODINGS = ("scoring", "generation")
 LM_ARMS = {"fgpo": (LMFGPOConfig, train_fgpo), "grpo": (LMGRPOConfig, train_grpo), "sft": (LMSFTConfig, train_sft)}
 
 
@@ -102,7 +104,7 @@ def rescore(record: dict, table: RewardTable) -> dict:
         raise LMPolicyError("the table holds none of the record's test questions")
     rows = [r for _, r in shared]
     out = {}
-    for decoding in ("scoring", "generation"):
+    for decoding in DECODINGS:
         choices = [test[decoding]["choices"][k] for k, _ in shared]
         if max((c for c in choices if c is not None), default=-1) >= table.n_subsets:
             raise LMPolicyError(f"the record chose subset {max(c for c in choices if c is not None)}, outside the table's {table.n_subsets} subsets: another library")
@@ -115,4 +117,4 @@ def mean_score(scores) -> float:
     return 100 * float(np.mean(scores)) if len(scores) else float("nan")
 
 
-__all__ = ["LM_ARMS", "arm_config", "mean_score", "rescore", "run_lm_arm"]
+__all__ = ["DECODINGS", "LM_ARMS", "arm_config", "mean_score", "rescore", "run_lm_arm"]
