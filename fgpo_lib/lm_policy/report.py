@@ -25,6 +25,7 @@ import pandas as pd
 
 from ..reasoners.registry import REASONERS
 from ..table import RewardTable
+from ..weights import tqdm_warning_silenced
 from .data import grpo_reward_values
 from .grpo_arm import LMGRPOConfig
 from .run import DECODINGS, mean_score, rescore
@@ -139,13 +140,9 @@ def trl_zero_std_check(values, group_size: int = LMGRPOConfig.group_size) -> pd.
     ``GRPOTrainer`` computes for ``group_size`` equal rewards of that value (float32, TRL's own ``nanstd``) and
     whether its test ``torch.isclose(std, 0)`` (absolute tolerance 1e-8) calls it zero. The live rate
     (:class:`~fgpo_lib.lm_policy.data.TableReward`) compares the rewards themselves, so it counts every such group."""
-    import warnings
-
     import torch
-    from tqdm import TqdmWarning
 
-    with warnings.catch_warnings():  # TRL imports tqdm.auto, which warns in a notebook without ipywidgets (as weights.minilm_model)
-        warnings.simplefilter("ignore", TqdmWarning)
+    with tqdm_warning_silenced():  # TRL imports tqdm.auto
         from trl.trainer.utils import nanstd
     rows = []
     for v in np.unique(np.asarray(values, np.float64)):
