@@ -83,7 +83,8 @@ def with_lora(model, settings: LoraSettings = LoraSettings()):
 
 
 def backbone_provenance(backbone: str, dtype: str) -> dict:
-    """What a run records of its backbone: the GGUF file's sha256, the dtype and the library versions."""
+    """What a run records of its backbone: the GGUF file's sha256, the dtype, torch's thread count (float sums, and so
+    sampled completions, can differ between thread counts) and the library versions."""
     import peft
     import torch
     import transformers
@@ -92,5 +93,5 @@ def backbone_provenance(backbone: str, dtype: str) -> dict:
     from ..weights import file_sha256
 
     path = gguf_path(backbone)
-    return {"backbone": backbone, "gguf": path.name, "gguf_sha256": file_sha256(path), "dtype": dtype,
+    return {"backbone": backbone, "gguf": path.name, "gguf_sha256": file_sha256(path), "dtype": dtype, "torch_threads": torch.get_num_threads(),
             "versions": {"torch": torch.__version__, "transformers": transformers.__version__, "peft": peft.__version__, "trl": trl.__version__}}
