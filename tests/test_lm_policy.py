@@ -119,6 +119,23 @@ def test_trl_zero_std_check_finds_the_dead_groups_trl_counts_live():
     assert not f.loc[0.525, "counted dead by TRL"] and 1e-8 < f.loc[0.525, "TRL's std of equal rewards"] < 1e-6
 
 
+def test_cpu_hours_weigh_each_run_by_its_threads_by_hand():
+    """A one-thread run of 1,800 + 5,400 s and a two-thread run of 900 + 2,700 s: 2 + 2 x 1 = 4 CPU-hours; a record
+    without ``torch_threads`` (made before it was recorded) counts one thread."""
+    from fgpo_lib.lm_policy.report import cost_frame, cpu_hours
+    from fgpo_lib.lm_policy.runs import LMRun
+
+    def record(warm: float, train: float, backbone: dict) -> dict:
+        return {"format_warmup": {"seconds": warm, "config": {"epochs": 1.0}}, "config": {"lr": 3e-4}, "reasoner_calls": 0,
+                "train_seconds": train, "selected_step": 0, "splits": {"train": []}, "backbone": backbone}
+
+    runs = {"old": (LMRun("geneseq", "fgpo"), record(1800.0, 5400.0, {})),
+            "new": (LMRun("geneseq", "sft"), record(900.0, 2700.0, {"torch_threads": 2}))}
+    cost = cost_frame(runs)
+    assert list(cost["threads"]) == [1, 2]
+    assert cpu_hours(cost) == pytest.approx(4.0)
+
+
 def test_every_committed_record_re_derives_from_its_table():
     """Each record in ``records/lm_policy/`` names the committed table it trained on by content hash, its splits are
     the fixed split that :func:`lm_splits` draws from that table today, and its test choices, re-scored on the table

@@ -161,15 +161,22 @@ def trl_missed_frame() -> pd.DataFrame:
 def cost_frame(records: dict) -> pd.DataFrame:
     """What each run cost: reasoner calls (table cells read, or GRPO's lookups), the warm start's passes and the
     chance it reached that a completion sampled at temperature 1 writes a candidate (absent from records made before
-    it was measured), seconds of the warm start and of training, the dev-selected step and the learning rate."""
+    it was measured), seconds of the warm start and of training, torch's thread count (records made before it was
+    recorded ran on one), the dev-selected step and the learning rate."""
     rows = []
     for name, (run, rec) in records.items():
         warm = rec.get("format_warmup") or {}
         rows.append({"run": name, "benchmark": run.benchmark, "arm": ARM_LABELS[run.arm], "role": run.role, "backbone": run.backbone,
                      "lr": rec["config"]["lr"], "reasoner calls": rec["reasoner_calls"], "warm-start passes": (warm.get("config") or {}).get("epochs", np.nan),
                      "warm start's sampled format (%)": 100 * warm.get("sampled_candidate_mass", np.nan), "warm-start s": warm.get("seconds", 0.0),
-                     "training s": rec["train_seconds"], "selected step": rec["selected_step"], "train questions": len(rec["splits"]["train"])})
+                     "training s": rec["train_seconds"], "threads": rec["backbone"].get("torch_threads", 1), "selected step": rec["selected_step"], "train questions": len(rec["splits"]["train"])})
     return pd.DataFrame(rows)
+
+
+def cpu_hours(cost: pd.DataFrame) -> float:
+    """CPU-hours of warm start and training in a :func:`cost_frame`: each run's seconds times its threads. Wall
+    seconds times threads, so an upper bound where the run shared its cores."""
+    return float(((cost["warm-start s"] + cost["training s"]) * cost["threads"]).sum() / 3600)
 
 
 def calls_curve_frame(records: dict) -> pd.DataFrame:
