@@ -41,6 +41,27 @@ def check_ranges(obj) -> None:
         check_range(prefix + name, getattr(obj, name), lo, hi)
 
 
+def check_choice(name: str, value, choices) -> None:
+    """Raise ``ValueError`` naming ``name`` unless ``value`` is one of ``choices``."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}, got {value!r}")
+
+
+def check_int_fields(obj, names) -> None:
+    """Raise ``ValueError`` naming the field unless each of ``names`` holds a whole number (``10.5`` and ``True`` are not)."""
+    for name in names:
+        value = getattr(obj, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{name} must be a whole number, got {value!r}")
+
+
+def check_bool_fields(obj, names) -> None:
+    """Raise ``ValueError`` naming the field unless each of ``names`` holds ``True`` or ``False``."""
+    for name in names:
+        if not isinstance(getattr(obj, name), bool):
+            raise ValueError(f"{name} must be true or false, got {getattr(obj, name)!r}")
+
+
 class Ranged:
     """Base of a config dataclass whose numeric fields have ranges: ``RANGES = {field: (lo, hi)}`` is checked after
     ``__init__`` (a subclass that checks more calls ``super().__post_init__()``)."""

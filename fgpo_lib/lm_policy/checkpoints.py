@@ -29,45 +29,64 @@ def closed_form_dead_generation(masses: np.ndarray, values: np.ndarray, group_si
     return np.asarray(out)
 
 
+#: what a dev point measures: ``full`` (both decodings and every diagnostic below) or ``scoring`` (candidate scoring
+#: alone: the score, ``q``'s entropy and top mass and the routing measures; no generation, about a tenth of the cost)
+DEV_MEASURES = ("full", "scoring")
+
+
 class DevSelector:
     """Keeps the best dev checkpoint; ``curve`` holds one point per evaluation.
 
-    Every point measures both decodings on the dev questions, whatever the arm selects on: the score under each,
-    the format-failure rate of free generation, the entropy of ``q`` and its top mass, the entropy of the greedy
-    generated subsets across the dev questions (a collapse onto one string drives it to 0), and the closed-form
-    dead-group probability of a group of ``group_size`` drawn from ``q`` (:func:`fgpo_lib.metrics.zero_variance_prob`,
-    reward classes of the table's raw score, which are the differential reward's classes too); the closed-form
-    dead-group probability of a group of ``group_size`` *sampled completions* (``closed_form_dead_generation``, the
-    paper's P_dead under the generation-induced distribution, :func:`closed_form_dead_generation`); and the mean
-    log-probability of the answer tag's opening tokens after the prompt (``tag_logp``,
-    :func:`~fgpo_lib.lm_policy.evaluate.shared_prefix_logprob`); and the chance that a completion sampled at
-    temperature 1 begins with a candidate string (:func:`~fgpo_lib.lm_policy.evaluate.sampled_candidate_mass`).
+    Every point measures, under candidate scoring on the dev questions: the score, the entropy of ``q`` and its top
+    mass, and whether the policy routes: the number of distinct argmax subsets over the dev questions
+    (``dev_distinct_subsets``) and the share of them on the most-picked one (``dev_top_share``), so that a collapse
+    onto one subset is visible on the curve. With ``measures="full"`` (the default) it also measures free generation:
+    its score, its format-failure rate and the entropy of the greedy generated subsets across the dev questions (a
+    collapse onto one string drives it to 0); the closed-form dead-group probability of a group of ``group_size``
+    drawn from ``q`` (:func:`fgpo_lib.metrics.zero_variance_prob`, reward classes of the table's raw score, which are
+    the differential reward's classes too); the closed-form dead-group probability of a group of ``group_size``
+    *sampled completions* (the paper's P_dead under the generation-induced distribution,
+    :func:`closed_form_dead_generation`); the mean log-probability of the answer tag's opening tokens after the prompt
+    (``tag_logp``, :func:`~fgpo_lib.lm_policy.evaluate.shared_prefix_logprob`); and the chance that a completion
+    sampled at temperature 1 begins with a candidate string (:func:`~fgpo_lib.lm_policy.evaluate.sampled_candidate_mass`).
 
     Args:
         decoding: ``"scoring"`` (candidate scoring, FGPO's and SFT's) or ``"generation"`` (GRPO's own decoding): the
-            score the checkpoint is selected on.
+            score the checkpoint is selected on. ``"generation"`` needs ``measures="full"``.
+        measures: one of :data:`DEV_MEASURES`.
+        temperature: the listwise softmax's temperature of ``q`` (the argmax does not depend on it).
     """
 
-    def __init__(self, model, tokenizer, table, dev_rows, decoding: str, length_norm: bool = True, max_new_tokens: int = 16, group_size: int = 6) -> None:
+    def __init__(self, model, tokenizer, table, dev_rows, decoding: str, length_norm: bool = True, max_new_tokens: int = 16, group_size: int = 6,
+                 measures: str = "full", temperature: float = 1.0) -> None:
+        if measures not in DEV_MEASURES or (decoding == "generation" and measures != "full"):
+            raise ValueError(f"dev measures {measures!r} with decoding {decoding!r}: use one of {DEV_MEASURES}, and 'full' to select on generation")
         self.model, self.tokenizer, self.table, self.rows = model, tokenizer, table, np.asarray(dev_rows)
         self.decoding, self.length_norm, self.max_new_tokens, self.group_size = decoding, length_norm, max_new_tokens, group_size
+        self.measures, self.temperature = measures, temperature
         self.best, self.best_step, self.best_state = -np.inf, None, None
         self.values = grpo_reward_values(table)
         self.curve: list[dict] = []
         self.started = time.time()
 
     def __call__(self, step: int, extra: dict | None = None) -> None:
-        q, masses, tags = dev_measures(self.model, self.tokenizer, self.table, self.rows, self.length_norm)
-        choices, _ = generated_choices(self.model, self.tokenizer, self.table, self.rows, self.max_new_tokens)
-        scored = {"scoring": score_choices(self.table, self.rows, list(q.argmax(1))), "generation": score_choices(self.table, self.rows, choices)}
-        point = {"step": step, "seconds": time.time() - self.started, "q_entropy": float(entropy(q).mean()), "q_top_mass": float(q.max(1).mean()),
-                 "dev_score": float(np.mean(scored[self.decoding]["scores"])), "dev_score_scoring": float(np.mean(scored["scoring"]["scores"])),
-                 "dev_score_generation": float(np.mean(scored["generation"]["scores"])), "dev_format_failures": scored["generation"]["format_failures"],
-                 "dev_format_failure_rate": scored["generation"]["format_failures"] / max(1, len(self.rows)), "generated_entropy": empirical_entropy(choices),
-                 "closed_form_dead": float(zero_variance_prob(q, self.table.rewards[self.rows], self.group_size).mean()),
-                 "closed_form_tokenizations": "own+apart",  # how generation_masses counts a candidate (earlier records: "own" only)
-                 "closed_form_dead_generation": float(closed_form_dead_generation(masses, self.values[self.rows], self.group_size).mean()),
-                 "sampled_candidate_mass": sampled_candidate_mass(masses), "tag_logp": float(tags.mean()), **(extra or {})}
+        if self.measures == "full":
+            q, masses, tags = dev_measures(self.model, self.tokenizer, self.table, self.rows, self.length_norm, self.temperature)
+        else:
+            q = candidate_distribution(self.model, self.tokenizer, self.table, self.rows, self.length_norm, self.temperature)
+        scoring = score_choices(self.table, self.rows, list(q.argmax(1)))
+        point = {"step": step, "q_entropy": float(entropy(q).mean()), "q_top_mass": float(q.max(1).mean()),
+                 "dev_score_scoring": float(np.mean(scoring["scores"])), "dev_distinct_subsets": scoring["distinct_subsets"], "dev_top_share": scoring["top_subset_share"]}
+        if self.measures == "full":
+            choices, _ = generated_choices(self.model, self.tokenizer, self.table, self.rows, self.max_new_tokens)
+            generation = score_choices(self.table, self.rows, choices)
+            point |= {"dev_score_generation": float(np.mean(generation["scores"])), "dev_format_failures": generation["format_failures"],
+                      "dev_format_failure_rate": generation["format_failures"] / max(1, len(self.rows)), "generated_entropy": empirical_entropy(choices),
+                      "closed_form_dead": float(zero_variance_prob(q, self.table.rewards[self.rows], self.group_size).mean()),
+                      "closed_form_tokenizations": "own+apart",  # how generation_masses counts a candidate (earlier records: "own" only)
+                      "closed_form_dead_generation": float(closed_form_dead_generation(masses, self.values[self.rows], self.group_size).mean()),
+                      "sampled_candidate_mass": sampled_candidate_mass(masses), "tag_logp": float(tags.mean())}
+        point = {"step": step, "seconds": time.time() - self.started, "dev_score": point[f"dev_score_{self.decoding}"], **point, **(extra or {})}
         self.curve.append(point)
         if step > 0 and point["dev_score"] > self.best:
             self.best, self.best_step, self.best_state = point["dev_score"], step, trainable_state(self.model)
@@ -81,11 +100,12 @@ class DevSelector:
         self.started = time.time() - held["elapsed"]  # a point's seconds continue across the sessions of a resumed run
 
 
-def evaluate_on_test(model, tokenizer, table, rows, length_norm: bool = True, max_new_tokens: int = 16) -> dict:
-    """Both decodings on ``rows``: ``{"scoring": ..., "generation": ...}`` of :func:`~fgpo_lib.lm_policy.data.score_choices`,
-    with the question ids, ``q``'s entropy and top mass, and the generated texts."""
+def evaluate_on_test(model, tokenizer, table, rows, length_norm: bool = True, max_new_tokens: int = 16, temperature: float = 1.0) -> dict:
+    """Both decodings on ``rows``: ``{"scoring": ..., "generation": ...}`` of :func:`~fgpo_lib.lm_policy.data.score_choices`
+    (each with its routing measures), with the question ids, ``q``'s entropy and top mass (at ``temperature``), and
+    the generated texts."""
     rows = np.asarray(rows)
-    q = candidate_distribution(model, tokenizer, table, rows, length_norm)
+    q = candidate_distribution(model, tokenizer, table, rows, length_norm, temperature)
     scoring = score_choices(table, rows, list(q.argmax(1)))
     choices, texts = generated_choices(model, tokenizer, table, rows, max_new_tokens)
     generation = score_choices(table, rows, choices)

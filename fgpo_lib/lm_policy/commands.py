@@ -8,6 +8,7 @@ import json
 from dataclasses import fields
 from pathlib import Path
 
+from ..validation import check_output_path
 from .data import LMPolicyError
 from .model import BACKBONES
 from .sft_arm import FormatWarmup
@@ -27,10 +28,24 @@ def _settings(arm: str, pairs: list[str]) -> dict:
         if key not in types:
             arm_config(arm, {key: None})  # the named error listing the arm's fields
         try:
-            out[key] = (value.lower() in ("1", "true", "yes")) if types[key] is bool else types[key](value)
+            out[key] = _parse_bool(value) if types[key] is bool else types[key](value)
         except ValueError:
-            raise LMPolicyError(f"--set {key}: {value!r} is not a {types[key].__name__}") from None
+            raise LMPolicyError(f"--set {key}: {value!r} is not a {'boolean (true or false)' if types[key] is bool else types[key].__name__}") from None
+    try:
+        arm_config(arm, out)  # the ranges and choices, before any model loads
+    except ValueError as exc:
+        raise LMPolicyError(f"--set {exc}") from None
     return out
+
+
+def _parse_bool(text: str) -> bool:
+    """``true|yes|1`` or ``false|no|0`` (any case); anything else (``ture``) is a ``ValueError``."""
+    low = text.strip().lower()
+    if low in ("1", "true", "yes"):
+        return True
+    if low in ("0", "false", "no"):
+        return False
+    raise ValueError(text)
 
 
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,7 +60,9 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
                    help="passes of the answer-format warm start (SFT on random candidates) before the arm trains; 0: none")
     p.add_argument("--out", required=True, help="the run record (JSON) to write; the run keeps its partial state in OUT.partial/ and, "
                    "started again with the same settings after a kill, resumes from its last dev point")
-    p.add_argument("--progress", action="store_true")
+    p.add_argument("--init-adapter", metavar="DIR", help="start from another run's trained adapter (its .adapter folder, e.g. the SFT arm's) "
+                   "instead of the answer-format warm start")
+    p.add_argument("--progress", action="store_true", help="show a progress bar")
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -53,8 +70,12 @@ def run_train(args: argparse.Namespace) -> int:
         raise LMPolicyError(f"--max-train must be >= 0, got {args.max_train}")
     if not args.format_warmup >= 0:
         raise LMPolicyError(f"--format-warmup must be >= 0 passes, got {args.format_warmup}")
+    try:
+        check_output_path("--out", args.out)  # before the backbone loads: a directory or an unwritable path must not cost the run
+    except ValueError as exc:
+        raise LMPolicyError(str(exc)) from None
     rec = run_lm_arm(args.table, args.arm, _settings(args.arm, args.set), args.backbone, args.dtype, args.max_train, args.split_seed, args.progress,
-                     FormatWarmup(epochs=args.format_warmup), out=args.out)
+                     FormatWarmup(epochs=args.format_warmup), out=args.out, init_adapter=args.init_adapter)
     t = rec["test"]
     print(f"{args.arm}: test score {mean_score(t['scoring']['scores']):.2f} (candidate scoring), {mean_score(t['generation']['scores']):.2f} (free generation, "
           f"{t['generation']['format_failures']} format failures); dev-selected step {rec['selected_step']}; {rec['reasoner_calls']:,} reasoner calls; "

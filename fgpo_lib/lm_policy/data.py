@@ -170,4 +170,12 @@ def score_choices(table: RewardTable, rows: np.ndarray, choices: list) -> dict:
     cols = [empty if c is None else int(c) for c in choices]
     scores = table.rewards[np.asarray(rows), cols].astype(float)
     return {"scores": scores.tolist(), "sizes": table.space.sizes[cols].tolist(), "choices": [None if c is None else int(c) for c in choices],
-            "format_failures": int(sum(c is None for c in choices)), "top_subset_share": float(max(Counter(cols).values()) / len(cols)) if cols else 0.0}
+            "format_failures": int(sum(c is None for c in choices)), **routing_measures(cols)}
+
+
+def routing_measures(choices) -> dict:
+    """Whether a policy routes: ``{"distinct_subsets", "top_subset_share"}`` of its chosen subsets over a set of
+    questions (the number of different subsets it picks, and the share of questions on its most-picked one). A
+    policy that picks one subset for every question has 1 and 1.0."""
+    counts = Counter(int(c) for c in choices)
+    return {"distinct_subsets": len(counts), "top_subset_share": float(max(counts.values()) / len(choices)) if counts else 0.0}

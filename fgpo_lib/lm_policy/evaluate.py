@@ -22,14 +22,15 @@ from .scoring import candidate_scores, candidate_token_logps, reduce_scores
 
 
 @torch.no_grad()
-def candidate_distribution(model, tokenizer, table, rows, length_norm: bool = True) -> np.ndarray:
-    """``q: (len(rows), n_subsets)``: the softmax of the candidates' scores for each row's question."""
+def candidate_distribution(model, tokenizer, table, rows, length_norm: bool = True, temperature: float = 1.0) -> np.ndarray:
+    """``q: (len(rows), n_subsets)``: the softmax of the candidates' scores (divided by ``temperature``, the listwise
+    softmax's; 1 is Eq. 4's) for each row's question."""
     cands = candidate_token_ids(tokenizer, table)
     pad = tokenizer.pad_token_id or 0
     out = []
     for r in rows:
         ids = tokenizer(prompt_text(tokenizer, table.questions[r], table.space.n_tools), add_special_tokens=False, return_tensors="pt")["input_ids"][0]
-        out.append(torch.softmax(candidate_scores(model, ids, cands, length_norm, pad), -1).double().numpy())
+        out.append(torch.softmax(candidate_scores(model, ids, cands, length_norm, pad) / temperature, -1).double().numpy())
     return np.stack(out) if out else np.zeros((0, table.n_subsets))
 
 
@@ -68,8 +69,8 @@ def sampled_candidate_mass(masses: np.ndarray) -> float:
 
 
 @torch.no_grad()
-def dev_measures(model, tokenizer, table, rows, length_norm: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(q, masses, tag_logp)`` of :func:`candidate_distribution`, :func:`generation_masses` and
+def dev_measures(model, tokenizer, table, rows, length_norm: bool = True, temperature: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(q, masses, tag_logp)`` of :func:`candidate_distribution` (at ``temperature``), :func:`generation_masses` and
     :func:`shared_prefix_logprob` from one shared-prompt pass per row over every token sequence of every candidate
     (each candidate's own sequence comes first among its variants): a dev evaluation's three measures without
     running the prompt three times."""
@@ -83,7 +84,7 @@ def dev_measures(model, tokenizer, table, rows, length_norm: bool = True) -> tup
     for r in rows:
         ids = tokenizer(prompt_text(tokenizer, table.questions[r], table.space.n_tools), add_special_tokens=False, return_tensors="pt")["input_ids"][0]
         token_logp, mask = candidate_token_logps(model, ids, flat, pad)
-        qs.append(torch.softmax(reduce_scores(token_logp[own], mask[own], length_norm), -1).double().numpy())
+        qs.append(torch.softmax(reduce_scores(token_logp[own], mask[own], length_norm) / temperature, -1).double().numpy())
         p = torch.zeros(table.n_subsets, dtype=torch.float64).index_add_(0, owner, reduce_scores(token_logp, mask, False).double().exp()).numpy()
         masses.append(np.append(p, max(0.0, 1.0 - p.sum())))
         tags.append(float(token_logp[own[0], :n_prefix].sum()))

@@ -23,17 +23,23 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
+from ..algos.tpo import tpo_loss
 from ..rewards import RewardSpec
-from .checkpoints import DevSelector, evaluate_on_test
+from ..validation import MAX_QUESTIONS, MAX_SEED, MAX_STEPS, Ranged, check_bool_fields, check_choice, check_int_fields
+from .checkpoints import DEV_MEASURES, DevSelector, evaluate_on_test
 from .data import candidate_token_ids, check_table, prompt_text
 from .resume import RunCheckpoint, restore, trainable_state
 from .scoring import candidate_token_logps, fgpo_loss, format_anchor, reduce_scores
 
 LR_GRID = (1e-4, 3e-4, 1e-3)
+#: the objectives the arm can step on (:attr:`LMFGPOConfig.objective`)
+OBJECTIVES = ("expected", "tpo")
+#: the learning-rate schedules (:attr:`LMFGPOConfig.schedule`)
+SCHEDULES = ("cosine", "constant")
 
 
 @dataclass
-class LMFGPOConfig:
+class LMFGPOConfig(Ranged):
     lr: float = 3e-4
     """AdamW learning rate of the adapter (the chapter's runs choose it from LR_GRID on dev)."""
     beta: float = 0.03
@@ -58,6 +64,52 @@ class LMFGPOConfig:
     SmolLM2-135M's FGPO runs lose the answer tag without it (the chapter's tag section). The tag's gradient from
     Eq. 4 is Cov_q(r, 1/L), of order 0.01 for rewards in [0, 1] and 5-13 tokens, while the anchor's is lambda, so 0.1
     holds the tag by an order of magnitude."""
+    temperature: float = 1.0
+    """Temperature tau of the listwise softmax, q = softmax(scores / tau); 1 is Eq. 4 (the paper's Table 5 tries 0.7)."""
+    objective: str = "expected"
+    """'expected': the exact expected reward with the entropy bonus (Eq. 2 and 5, the paper's); 'tpo': the
+    cross-entropy to the target q exp(r / eta), exact over every candidate (TPO, the linear study's second exact
+    method; beta is not used)."""
+    eta: float = 0.5
+    """The TPO target's temperature (objective 'tpo'): smaller puts the target on the best candidates."""
+    schedule: str = "cosine"
+    """Learning-rate schedule: 'cosine' to 0 over the run (the paper's) or 'constant'."""
+    warmup_ratio: float = 0.0
+    """Share of the updates over which the learning rate rises linearly from 0 (0: none)."""
+    dev_measures: str = "full"
+    """What a dev point measures: 'full' (both decodings and every diagnostic) or 'scoring' (candidate scoring, q and
+    the routing measures only, about a tenth of the cost); the test questions get both decodings either way."""
+
+    RANGES = {"lr": (1e-12, 1.0), "beta": (0, None), "batch_questions": (1, MAX_QUESTIONS), "epochs": (1e-6, 10_000), "eval_every": (1, MAX_STEPS),
+              "seed": (0, MAX_SEED), "weight_decay": (0, None), "format_weight": (0, None), "temperature": (1e-6, None), "eta": (1e-6, None), "warmup_ratio": (0, 1)}
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_choice("objective", self.objective, OBJECTIVES)
+        check_choice("schedule", self.schedule, SCHEDULES)
+        check_choice("dev_measures", self.dev_measures, DEV_MEASURES)
+        check_int_fields(self, ("batch_questions", "eval_every", "seed"))
+        check_bool_fields(self, ("length_norm",))
+        RewardSpec.parse(self.reward)
+
+
+def objective_loss(scores: torch.Tensor, rewards: torch.Tensor, cfg: LMFGPOConfig) -> torch.Tensor:
+    """The arm's loss on one question from its candidates' ``scores`` and ``rewards: (n_candidates,)`` (the scores
+    are divided by ``cfg.temperature`` first): FGPO's (:func:`~fgpo_lib.lm_policy.scoring.fgpo_loss`) or TPO's
+    cross-entropy to its target (:func:`fgpo_lib.algos.tpo.tpo_loss`)."""
+    logits = scores / cfg.temperature
+    if cfg.objective == "tpo":
+        return tpo_loss(logits, rewards, cfg.eta)
+    return fgpo_loss(logits, rewards, cfg.beta)
+
+
+def lr_schedule(optimizer, cfg, steps: int):
+    """The run's learning-rate schedule (transformers'): cosine to 0 or constant, after ``warmup_ratio`` of the
+    ``steps`` rising linearly from 0."""
+    from transformers import get_constant_schedule_with_warmup, get_cosine_schedule_with_warmup
+
+    warm = int(round(cfg.warmup_ratio * steps))
+    return get_cosine_schedule_with_warmup(optimizer, warm, steps) if cfg.schedule == "cosine" else get_constant_schedule_with_warmup(optimizer, warm)
 
 
 def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progress: bool = False, checkpoint: RunCheckpoint | None = None) -> dict:
@@ -66,7 +118,6 @@ def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progres
     ``checkpoint`` the loop saves its whole state at every dev point and resumes from the last one, with the same
     data order, so a resumed run's result is an uninterrupted run's (:mod:`.resume`)."""
     from tqdm import tqdm
-    from transformers import get_cosine_schedule_with_warmup
 
     check_table(table)
     if model.is_gradient_checkpointing:  # TRL's warm start turns it on; it drops the KV cache the shared prompt needs
@@ -79,9 +130,9 @@ def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progres
     steps = max(1, math.ceil(cfg.epochs * len(train_rows) / batch))
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
-    schedule = get_cosine_schedule_with_warmup(optimizer, 0, steps)
+    schedule = lr_schedule(optimizer, cfg, steps)
     rng = np.random.default_rng(cfg.seed)
-    dev = DevSelector(model, tokenizer, table, splits["dev"], "scoring", cfg.length_norm)
+    dev = DevSelector(model, tokenizer, table, splits["dev"], "scoring", cfg.length_norm, measures=cfg.dev_measures, temperature=cfg.temperature)
     order, cursor, started, first, before = rng.permutation(train_rows), 0, time.time(), 1, 0.0
     held = checkpoint.load_arm() if checkpoint else None
     if held is not None:
@@ -103,9 +154,9 @@ def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progres
         for r in rows:
             token_logp, mask = candidate_token_logps(model, prompts[int(r)], cands, tokenizer.pad_token_id or 0)
             scores = reduce_scores(token_logp, mask, cfg.length_norm)
-            loss = fgpo_loss(scores, rewards[r], cfg.beta)
+            loss = objective_loss(scores, rewards[r], cfg)
             if cfg.format_weight:
-                loss = loss - cfg.format_weight * format_anchor(reduce_scores(token_logp, mask, False), scores)
+                loss = loss - cfg.format_weight * format_anchor(reduce_scores(token_logp, mask, False), scores / cfg.temperature)
             loss = loss / len(rows)
             loss.backward()
             total += float(loss.detach())
@@ -121,4 +172,4 @@ def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progres
     if dev.best_state is not None:
         restore(model, dev.best_state)
     return {"config": asdict(cfg), "curve": dev.curve, "selected_step": dev.best_step, "train_seconds": seconds,
-            "reasoner_calls": int(len(train_rows) * table.n_subsets), "test": evaluate_on_test(model, tokenizer, table, splits["test"], cfg.length_norm)}
+            "reasoner_calls": int(len(train_rows) * table.n_subsets), "test": evaluate_on_test(model, tokenizer, table, splits["test"], cfg.length_norm, temperature=cfg.temperature)}

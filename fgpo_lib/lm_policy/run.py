@@ -48,14 +48,43 @@ def arm_config(arm: str, settings: dict):
     return cls(**settings)
 
 
-def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone: str = "smollm2-135m", dtype: str = "float32",
-               max_train: int = 0, split_seed: int = 0, progress: bool = False, warmup: FormatWarmup = FormatWarmup(), out: str | Path | None = None) -> dict:
-    """Load the backbone, add a fresh LoRA adapter, give it the answer-format warm start (``warmup.epochs`` > 0; the
-    arm's seed draws it), train ``arm`` on ``table_path``'s fixed split, return the record.
+def adapter_dir(out: str | Path) -> Path:
+    """Where a run whose record is ``out`` keeps its trained adapter: ``records/lm_policy/X.json`` ->
+    ``records/lm_policy/X.adapter/`` (peft's ``save_pretrained`` folder)."""
+    out = Path(out)
+    return out.with_name(out.stem + ".adapter")
 
-    With ``out`` the record is also written there, and the run is resumable: it keeps its partial state in
-    ``<out>.partial/`` (:mod:`.resume`), resumes from it when it is started again with the same settings, and
-    deletes it once the record is written."""
+
+def load_adapter(model, folder: str | Path) -> dict:
+    """Copy the LoRA weights of a peft adapter folder (``save_pretrained``) into ``model``'s adapter (same rank and
+    targets); returns ``{"path", "sha256"}`` of its weights file. A missing or foreign folder is a named error."""
+    from peft.utils import set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    from ..weights import file_sha256
+
+    weights = Path(folder) / "adapter_model.safetensors"
+    if not weights.is_file():
+        raise LMPolicyError(f"{folder}: no adapter_model.safetensors there; give the .adapter folder of a finished run")
+    try:
+        result = set_peft_model_state_dict(model, load_file(str(weights)))
+    except RuntimeError as exc:  # a tensor of another shape
+        raise LMPolicyError(f"{folder}: its adapter does not fit this backbone's LoRA ({str(exc).splitlines()[0]})") from None
+    if getattr(result, "unexpected_keys", None):
+        raise LMPolicyError(f"{folder}: its adapter does not fit this backbone's LoRA ({len(result.unexpected_keys)} tensors of another name)")
+    return {"path": str(folder), "sha256": file_sha256(weights)}
+
+
+def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone: str = "smollm2-135m", dtype: str = "float32",
+               max_train: int = 0, split_seed: int = 0, progress: bool = False, warmup: FormatWarmup = FormatWarmup(), out: str | Path | None = None,
+               init_adapter: str | Path | None = None) -> dict:
+    """Load the backbone, add a fresh LoRA adapter, give it the answer-format warm start (``warmup.epochs`` > 0; the
+    arm's seed draws it) or start it from another run's trained adapter (``init_adapter``, e.g. the SFT arm's), train
+    ``arm`` on ``table_path``'s fixed split, return the record.
+
+    With ``out`` the record is also written there, the trained adapter beside it (:func:`adapter_dir`), and the run
+    is resumable: it keeps its partial state in ``<out>.partial/`` (:mod:`.resume`), resumes from it when it is
+    started again with the same settings, and deletes it once the record is written."""
     from dataclasses import asdict
 
     from .model import backbone_provenance, load_backbone, with_lora
@@ -68,6 +97,8 @@ def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone
     if out is not None:
         identity = {"table": table.content_hash(), "arm": arm, "config": asdict(cfg), "backbone": backbone, "dtype": dtype, "max_train": max_train,
                     "split_seed": split_seed, "format_warmup": asdict(replace(warmup, seed=cfg.seed))}
+        if init_adapter is not None:
+            identity["init_adapter"] = str(init_adapter)
         checkpoint = RunCheckpoint(f"{out}.partial", identity)
     torch.manual_seed(cfg.seed)
     model, tokenizer = load_backbone(backbone, dtype)
@@ -75,6 +106,10 @@ def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone
     warm = checkpoint.load_warm(model) if checkpoint else None
     if warm is not None:
         print(f"resuming the partial run in {checkpoint.folder}", file=sys.stderr)
+    elif init_adapter is not None:
+        warm = {"init_adapter": load_adapter(model, init_adapter)}
+        if checkpoint:
+            checkpoint.save_warm(model, warm)
     elif warmup.epochs > 0:
         warm = format_warmup(model, tokenizer, table, splits["train"], replace(warmup, seed=cfg.seed), progress)
         if checkpoint:
@@ -86,7 +121,8 @@ def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone
     if out is not None:
         path = Path(out)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
+        model.save_pretrained(str(adapter_dir(path)))
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(rec, indent=1) + "\n")
         os.replace(tmp, path)
         checkpoint.finish()

@@ -109,6 +109,19 @@ FORMAT_ANCHOR_SETTINGS = {"format_weight": 0.1}
 GRPO_LR_POINT = 1e-4
 
 
+#: the routing search (issue: every FGPO run above picks one subset for every question): FGPO's recipe varied one
+#: choice at a time on a cheap proxy, GeneSeq (routing is worth 13 points there on Qwen 0.5B's table, and the task is
+#: in the question's first words). Every point evaluates dev by candidate scoring alone (``dev_measures``), so a run
+#: costs about 40 minutes on one thread. ``SEARCH_BASE`` is the starting point: four times the updates of the runs
+#: above at the same cost (batch 4, not 16), a third of their rate, and a short linear warm-up.
+SEARCH_BENCHMARK = "geneseq"
+SEARCH_BASE = {"batch_questions": 4, "lr": 1e-4, "warmup_ratio": 0.05, "dev_measures": "scoring"}
+SEARCH_POINTS: tuple[dict, ...] = (
+    SEARCH_BASE,
+    {**SEARCH_BASE, "objective": "tpo"},
+)
+
+
 def _arm_run(benchmark: str, arm: str, settings: dict | None = None, role: str = "main") -> LMRun:
     """An arm's run on ``benchmark`` with its settings (:data:`ARM_SETTINGS`, then ``settings``) and its warm start."""
     return LMRun(benchmark, arm, {**ARM_SETTINGS.get(arm, {}), **(settings or {})}, format_warmup=ARM_WARMUP.get(arm, FormatWarmup.epochs), role=role)
@@ -116,6 +129,7 @@ def _arm_run(benchmark: str, arm: str, settings: dict | None = None, role: str =
 
 #: in the order the pipeline trains them: the grid's points first, since the rate of every other run follows from it
 LM_RUNS: tuple[LMRun, ...] = (
+    *(LMRun(SEARCH_BENCHMARK, "fgpo", point, role="search") for point in SEARCH_POINTS),
     LMRun("geneturing", "fgpo"),
     *(LMRun("geneturing", "fgpo", {"lr": lr}, role="lr-grid") for lr in LR_GRID if lr != LR),
     LMRun("geneturing", "fgpo", FORMAT_ANCHOR_SETTINGS, role="format-anchor"),

@@ -47,7 +47,7 @@ def candidate_token_logps(model, prompt_ids: torch.Tensor, candidate_ids: list[l
     candidate's earlier tokens, from the shared-prompt pass (module doc); reduce with :func:`reduce_scores`."""
     prompt_ids = torch.as_tensor(prompt_ids, dtype=torch.long).reshape(1, -1)
     n_prompt = prompt_ids.shape[1]
-    out = model(input_ids=prompt_ids, use_cache=True)
+    out = model(input_ids=prompt_ids, use_cache=True, logits_to_keep=1)  # only the last position's logits are read
     first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)  # (V,): the first candidate token's distribution
     ids, mask = _pad(candidate_ids, pad_id)
     n_cand, width = ids.shape

@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .checkpoints import DevSelector, evaluate_on_test, train_with_dev
+from ..validation import MAX_QUESTIONS, MAX_SEED, MAX_STEPS, Ranged, check_choice, check_int_fields
+from .checkpoints import DEV_MEASURES, DevSelector, evaluate_on_test, train_with_dev
 from .data import best_candidates, check_table, prompt_text
 from .evaluate import dev_measures, sampled_candidate_mass
 from .resume import RunCheckpoint
@@ -25,7 +26,7 @@ from .prompt import candidates
 
 
 @dataclass
-class LMSFTConfig:
+class LMSFTConfig(Ranged):
     lr: float = 3e-4
     """Learning rate of the adapter."""
     batch_questions: int = 16
@@ -36,14 +37,29 @@ class LMSFTConfig:
     """Steps between dev evaluations (and checkpoints)."""
     seed: int = 0
     """TRL's seed: data order."""
+    schedule: str = "cosine"
+    """Learning-rate schedule: 'cosine' to 0 over the run or 'constant' (as FGPO's)."""
+    warmup_ratio: float = 0.0
+    """Share of the steps over which the learning rate rises linearly from 0."""
+    dev_measures: str = "full"
+    """What a dev point measures: 'full' or 'scoring' (candidate scoring only; checkpoints.DEV_MEASURES)."""
+
+    RANGES = {"lr": (1e-12, 1.0), "batch_questions": (1, MAX_QUESTIONS), "epochs": (1e-6, 10_000), "eval_every": (1, MAX_STEPS), "seed": (0, MAX_SEED), "warmup_ratio": (0, 0.99)}
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_choice("schedule", self.schedule, ("cosine", "constant"))
+        check_choice("dev_measures", self.dev_measures, DEV_MEASURES)
+        check_int_fields(self, ("batch_questions", "eval_every", "seed"))
 
 
-def _sft_args(out: str, lr: float, batch: int, steps: int, seed: int, progress: bool, saving: dict | None = None):
+def _sft_args(out: str, lr: float, batch: int, steps: int, seed: int, progress: bool, saving: dict | None = None, schedule: str = "cosine", warmup_ratio: float = 0.0):
     from trl import SFTConfig
 
     saving = {"save_strategy": "no", "output_dir": out, **(saving or {})}
     return SFTConfig(**saving, learning_rate=lr, per_device_train_batch_size=batch, max_steps=steps, use_cpu=True, bf16=False, logging_steps=1,
-                     report_to=[], seed=seed, disable_tqdm=not progress, lr_scheduler_type="cosine", packing=False,
+                     report_to=[], seed=seed, disable_tqdm=not progress, packing=False,
+                     lr_scheduler_type={"cosine": "cosine", "constant": "constant_with_warmup"}[schedule], warmup_steps=float(warmup_ratio),  # a float < 1: a share
                      gradient_checkpointing=True)  # set explicitly: see grpo_arm.grpo_args
 
 
@@ -59,11 +75,12 @@ def train_sft(model, tokenizer, table, splits: dict, cfg: LMSFTConfig, progress:
     data = Dataset.from_dict({"prompt": [prompt_text(tokenizer, table.questions[r], table.space.n_tools) for r in rows],
                               "completion": [answers[s] for s in best_candidates(table, rows)]})
     steps = max(1, math.ceil(cfg.epochs * len(rows) / cfg.batch_questions))
-    dev = DevSelector(model, tokenizer, table, splits["dev"], "scoring")
+    dev = DevSelector(model, tokenizer, table, splits["dev"], "scoring", measures=cfg.dev_measures)
 
     with tempfile.TemporaryDirectory() as out:
         saving = checkpoint.trl_settings(cfg.eval_every) if checkpoint else None
-        trainer = SFTTrainer(model=model, args=_sft_args(out, cfg.lr, cfg.batch_questions, steps, cfg.seed, progress, saving), train_dataset=data, processing_class=tokenizer)
+        args = _sft_args(out, cfg.lr, cfg.batch_questions, steps, cfg.seed, progress, saving, cfg.schedule, cfg.warmup_ratio)
+        trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer)
         seconds = train_with_dev(trainer, dev, steps, cfg.eval_every, checkpoint=checkpoint)
     return {"config": asdict(cfg), "curve": dev.curve, "selected_step": dev.best_step, "train_seconds": seconds,
             "reasoner_calls": int(len(rows) * table.n_subsets), "test": evaluate_on_test(model, tokenizer, table, splits["test"])}
