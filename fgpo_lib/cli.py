@@ -93,8 +93,17 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
     for method, f in _OWN_FLAGS:
         cls = _OWN[method]
         default = getattr(cls(), f.name)
-        p.add_argument(_flag(f"{method}_{f.name}"), type=type(default), default=default, help=_help(field_docs(cls).get(f.name, ""), f"{cls.__name__}.{f.name}, method {method}"))
+        kind = _float_tuple if isinstance(default, tuple) else type(default)
+        p.add_argument(_flag(f"{method}_{f.name}"), type=kind, default=default, help=_help(field_docs(cls).get(f.name, ""), f"{cls.__name__}.{f.name}, method {method}"))
     p.add_argument("--progress", action="store_true", help="show a progress bar")
+
+
+def _float_tuple(text: str) -> tuple[float, ...]:
+    """argparse type of a tuple setting: comma-separated numbers (``0.1,1,10``)."""
+    try:
+        return tuple(float(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
 
 
 def _config(args: argparse.Namespace, method: str, seed: int) -> TrainConfig:

@@ -203,7 +203,10 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
     if features.shape[0] != table.n_questions:
         raise ValueError(f"features have {features.shape[0]} rows for {table.n_questions} questions")
     x = torch.from_numpy(features)
-    policy = SubsetPolicy(x.shape[1], table.space, cfg.parameterization, cfg.hidden, prior_probs(table.space, cfg.prior))
+    family = REGISTRY[cfg.method].family
+    if family == "reference" and cfg.hidden:
+        raise ValueError(f"method {cfg.method!r} fits a linear head: hidden must be 0, got {cfg.hidden}")
+    policy = SubsetPolicy(x.shape[1], table.space, "flat" if family == "reference" else cfg.parameterization, cfg.hidden, prior_probs(table.space, cfg.prior))
     ref_policy = copy.deepcopy(policy).requires_grad_(False)
 
     steps = cfg.steps
@@ -218,6 +221,9 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
         setup = Setup(cfg, settings_of(cfg), table, torch.from_numpy(reward.apply(table.rewards, table.space)) if reads_table else None,
                       reward, ref_policy, len(train_rows), lambda: RewardOracle(oracle if oracle is not None else TableOracle(table), reward, table.space))
         algo = make_optimizer(cfg.method, setup)
+        if family == "reference":  # fitted once, before the first evaluation point; no updates
+            algo.fit(policy, x, torch.from_numpy(train_rows))
+            steps = 0
     optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.lr)
 
     def current_probs() -> np.ndarray:

@@ -12,6 +12,8 @@ Families (what a method needs from the loop):
   advantage, ``advantage(config, reward_spec) -> (rewards (B, G), log pi_old (B, S)) -> (B, G)``.
 * ``sampled``: another sampled gradient estimator (:mod:`.sampled`), train() only.
 * ``imitation``: fits the table's best subsets (SFT, DPO).
+* ``reference``: fitted once in closed form with every cell known, no updates (:mod:`.reference`); its policy is a
+  flat linear head, whatever ``parameterization`` says.
 * ``baseline``: no training (:mod:`.baselines`).
 
 A method's own settings live in a dataclass (:attr:`Method.settings`), held by ``TrainConfig.settings``; the older
@@ -31,6 +33,7 @@ from .fgpo import FGPO, FGPOConfig, fgpo_loss
 from .gpg import gpg_advantages
 from .grpo import GRPO, GRPOConfig
 from .imitation import DPO, SFT, DPOConfig
+from .reference import Reference, ReferenceConfig
 from .rloo import RLOOConfig, rloo_surrogate
 from .sampled import SampledEstimator
 from .sum_and_sample import SumAndSampleConfig, sum_and_sample_surrogate
@@ -38,7 +41,7 @@ from .tpo import TPO, TPOConfig, tpo_loss
 from .unordered_set import UnorderedSetConfig, unordered_set_surrogate
 from .zero_variance import RLZVPConfig, ngrpo_advantages, rl_zvp_advantages
 
-FAMILIES = ("exact", "grpo", "sampled", "imitation", "baseline")
+FAMILIES = ("exact", "grpo", "sampled", "imitation", "reference", "baseline")
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,8 @@ METHODS: dict[str, Method] = {
     "unordered-set": Method("the unordered-set estimator over k distinct draws", "sampled", _sampled(lambda cfg, st: unordered_set_surrogate(st)), UnorderedSetConfig, "us"),
     "sft": Method("cross-entropy on each question's best subset", "imitation", lambda s: SFT(torch.as_tensor(s.table.rewards), s.n_train), batched=True),
     "dpo": Method("DPO: the best subset preferred over a drawn worse one", "imitation", lambda s: DPO(s.settings, torch.as_tensor(s.table.rewards), s.ref_policy, s.n_train), DPOConfig, "dpo", batched=True),
+    "reference": Method("full-information reference: one ridge regression per subset's reward, then the argmax (no RL)", "reference",
+                        lambda s: Reference(s.settings, s.rewards, s.n_train), ReferenceConfig),
     **{name: Method(f"untrained reference policy: {name}", "baseline") for name in BASELINES},
 }
 

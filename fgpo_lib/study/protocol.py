@@ -4,7 +4,8 @@ Arms (:data:`ARMS`, the arm registry; the paper's facts are in its issue and met
 
 * trained, the paper's: **FGPO** (Eq. 1 reward, entropy 0.03, batches of 16, 4 epochs), **GRPO (paper)** (the
   differential reward, G = 6, temperature 1, batches of 64, 6.39 epochs), **SFT**, **DPO** (beta 0.1, 0.3, 0.5);
-* trained, the controls the paper lacks: **GRPO (Eq. 1, std)** (TRL's default scaling), **Dr. GRPO (Eq. 1)**
+* trained, the controls the paper lacks: the full-information **Reference (ridge)** (one ridge regression per
+  subset's reward on the same features, then the argmax: no RL, :mod:`fgpo_lib.algos.reference`), **GRPO (Eq. 1, std)** (TRL's default scaling), **Dr. GRPO (Eq. 1)**
   (no std scaling), the **parsimony ablation** FGPO with lambda = 0 (Eq. 1 without its tool-count term), GRPO
   (paper) at **1x FGPO's cells** instead of the paper's 2.4x, the **k-subset dial** FGPO with
   k = 2, 4, 8, 16, 32, 64 subsets per update, and the **current protocol** (raw score, no entropy, 200 full-batch
@@ -41,7 +42,7 @@ from ..train import TrainConfig, train
 
 LR_GRID = (0.01, 0.05, 0.2)
 #: the names of the arms other modules and chapters refer to, typed once
-FGPO_ARM, GRPO_PAPER, SFT_ARM = "FGPO", "GRPO (paper)", "SFT"
+FGPO_ARM, GRPO_PAPER, SFT_ARM, REFERENCE_ARM = "FGPO", "GRPO (paper)", "SFT", "Reference (ridge)"
 PAPER_GRPO_RATIO = 2.4  # the paper's on-demand GRPO calls over FGPO's table cells
 
 
@@ -104,6 +105,9 @@ ARMS: dict[str, Arm] = {
         Arm("RL-ZVP (Eq. 1)", "control", TrainConfig(method="rl-zvp", reward="eq1", group_size=6, batch_questions=64), budget=PAPER_GRPO_RATIO),
         Arm("GRPO (Eq. 1, batch std)", "control", TrainConfig(method="grpo", reward="eq1", group_size=6, batch_questions=64, grpo={"scale_rewards": "batch"}), budget=PAPER_GRPO_RATIO),
         Arm("TPO (Eq. 1)", "control", TrainConfig(method="tpo", reward="eq1", batch_questions=16), epochs=4),
+        # no RL: one ridge regression per subset's Eq. 1 reward on the same features, then the argmax (algos.reference):
+        # how much routing the features allow when every cell is known
+        Arm(REFERENCE_ARM, "control", TrainConfig(method="reference", reward="eq1"), steps=1, lrs=(0.05,)),
         Arm(f"{GRPO_PAPER} at 1x cells", "control", TrainConfig(method="grpo", reward="differential", group_size=6, batch_questions=64), budget=1.0),
         *(Arm(f"{FGPO_ARM} k={k}", "dial", _fgpo(fgpo={"entropy_coef": 0.03, "subsets_per_update": k}), epochs=4) for k in (2, 4, 8, 16, 32, 64)),
         # the earlier protocol had one learning rate, 0.05; it keeps it (and is 3x cheaper than a grid)
