@@ -1,9 +1,46 @@
-"""fgpo: exact tool-subset policy optimization (FGPO) against sampled GRPO, over precomputed reward tables."""
+"""fgpo: exact tool-subset policy optimization (FGPO) against sampled GRPO, over precomputed reward tables.
+
+The public names below load on first use (PEP 562), so that ``import fgpo_lib`` and the command line start at once:
+torch, pandas and the rest are imported by the modules that need them, when they are needed. ``fgpo_lib.train`` is
+the training *function* (as ``from fgpo_lib import train`` gives it), although a submodule of the same name defines
+it: the package keeps the function when the submodule is imported (:class:`_Package`).
+"""
+
+import sys
+import types
+from importlib import import_module
 
 from ._version import __version__
-from .subsets import SubsetSpace, SubsetSpaceError  # noqa: E402
-from .table import RewardTable, RewardTableError  # noqa: E402
-from .policy import SubsetPolicy  # noqa: E402
-from .train import TrainConfig, train  # noqa: E402
 
-__all__ = ["RewardTable", "RewardTableError", "SubsetPolicy", "SubsetSpace", "SubsetSpaceError", "TrainConfig", "train", "__version__"]
+#: public name -> the module that defines it
+_EXPORTS = {
+    "RewardTable": "table", "RewardTableError": "table", "SubsetSpace": "subsets", "SubsetSpaceError": "subsets",
+    "SubsetPolicy": "policy", "TrainConfig": "train", "train": "train", "Selector": "selector",
+}
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'fgpo_lib' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+class _Package(types.ModuleType):
+    """The package's module type: importing a submodule whose name is a public function's (``train``) does not
+    replace the function with the module (the module stays in ``sys.modules``)."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if isinstance(value, types.ModuleType) and _EXPORTS.get(name) == name:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+__all__ = ["RewardTable", "RewardTableError", "Selector", "SubsetPolicy", "SubsetSpace", "SubsetSpaceError", "TrainConfig", "train", "__version__"]

@@ -96,9 +96,26 @@ def measure(path: Path, cells: int = 100, extras: int = 20, seed: int = 1) -> di
     }
 
 
+#: what every cross-build record holds (:func:`measure`); a file without them is not one
+RECORD_FIELDS = {"table_sha256": str, "live_backend": dict, "table_build": str, "live_build": str, "cells": dict, "extras": dict}
+
+
 def load_records(directory: Path = RECORDS) -> dict[str, dict]:
-    """The committed records by table stem."""
-    return {p.stem: json.loads(p.read_text()) for p in sorted(Path(directory).glob("*.json"))}
+    """The records by table stem. A file that is not valid JSON, or lacks a field a record holds, is a ``ValueError``
+    naming it (delete it, and ``fgpo cross-build`` measures that table again)."""
+    out = {}
+    for p in sorted(Path(directory).glob("*.json")):
+        try:
+            rec = json.loads(p.read_text())
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{p}: not a cross-build record (not readable JSON: {exc}); delete it to measure the table again") from None
+        missing = [k for k, kind in RECORD_FIELDS.items() if not isinstance(rec, dict) or not isinstance(rec.get(k), kind)]
+        if not missing and not all(isinstance(rec[k].get(f), int) for k in ("cells", "extras") for f in ("agree", "checked")):
+            missing = ["cells/extras agree, checked"]
+        if missing:
+            raise ValueError(f"{p}: not a complete cross-build record (missing or malformed: {', '.join(missing)}); delete it to measure the table again")
+        out[p.stem] = rec
+    return out
 
 
 def measured_rate(records: dict[str, dict], table: str | None, kind: str, same_build: bool = False) -> tuple[int, int]:

@@ -33,7 +33,8 @@ import numpy as np
 import pandas as pd
 
 from .genomics.libraries import LARGE_LIBRARIES, sub_table
-from .precompute import DEFAULT_CACHE, EngineOracle, PrecomputeEngine, PrecomputeSpec, code_version
+from ._version import code_version
+from .precompute import DEFAULT_CACHE, EngineOracle, PrecomputeEngine, PrecomputeSpec
 from .scaling import ESTIMATORS, REFERENCE, run_rows, run_scaling, scaling_config
 from .table import RewardTable
 from .train import SAMPLED, train

@@ -202,7 +202,7 @@ def write_runs(out: Path, benchmark: str, reasoner: str, questions: int | None, 
     provenance, the schedule, the estimators, the code version, the measured build and training seconds)."""
     import json
 
-    from .precompute import code_version
+    from ._version import code_version
 
     out.mkdir(parents=True, exist_ok=True)
     curves.to_parquet(out / "curves.parquet", index=False)

@@ -53,6 +53,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from .splits import stratified_split  # noqa: F401  (part of this module's interface)
 from .subsets import SubsetSpace, SubsetSpaceError
 
 FORMAT_NAME = "fgpo-reward-table"
@@ -62,27 +63,6 @@ SPLITS = ("train", "test")
 
 class RewardTableError(ValueError):
     """A reward table (in memory or on disk) that breaks the format; the message names the file, row and column."""
-
-
-def stratified_split(question_ids: Sequence[str], tasks: Sequence[str] | None, test_fraction: float = 0.3, seed: int = 0) -> np.ndarray:
-    """Deterministic train/test split, stratified by task: ``(n_questions,)`` array of ``'train'``/``'test'``.
-
-    Within each task, questions are ordered by a seeded hash of their id, and the first
-    ``round(test_fraction * n_task)`` go to test. The split of a question does not depend on row order.
-    """
-    if not 0.0 <= test_fraction < 1.0:
-        raise ValueError(f"test_fraction must be in [0, 1), got {test_fraction}")
-    tasks = list(tasks) if tasks is not None else [""] * len(question_ids)
-    split = np.full(len(question_ids), "train", dtype=object)
-    by_task: dict[str, list[int]] = {}
-    for i, t in enumerate(tasks):
-        by_task.setdefault(t, []).append(i)
-    for idx in by_task.values():
-        key = lambda i: hashlib.sha256(f"{seed}:{question_ids[i]}".encode()).hexdigest()  # noqa: E731
-        ordered = sorted(idx, key=key)
-        for i in ordered[: int(round(test_fraction * len(ordered)))]:
-            split[i] = "test"
-    return split.astype(str)
 
 
 @dataclass
@@ -256,33 +236,36 @@ class RewardTable:
         }
 
     def save(self, path: str | Path) -> Path:
-        """Write the ``.npz`` format (module doc). Writes to a temporary file first, then renames."""
+        """Write the ``.npz`` format (module doc), atomically (:func:`fgpo_lib.files.atomic_write`: a temporary file
+        of this process in the same folder, then a rename), so a kill or a full disk leaves the old file whole."""
+        from .files import atomic_write
+
         path = Path(path)
         if path.is_dir():
             raise RewardTableError(f"{path}: is a directory; give a file path for the table")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp.npz")
+        if path.suffix.lower() != ".npz":
+            raise RewardTableError(f"{path}: a reward table is written as .npz (RewardTable.load reads a file by its suffix); give a path ending in .npz")
         arrays = {"rewards": self.rewards, "meta": np.array(json.dumps(self._meta(), sort_keys=True))}
         if self.answers is not None:
             arrays["answers"] = self.answers
         if self.seconds is not None:
             arrays["seconds"] = self.seconds
-        try:
-            np.savez_compressed(tmp, **arrays)
-            tmp.replace(path)
-        finally:
-            tmp.unlink(missing_ok=True)  # no stray temporary file, whatever failed
-        return path
+        return atomic_write(path, lambda tmp: np.savez_compressed(tmp, **arrays), suffix=".tmp.npz")
 
     @classmethod
-    def load(cls, path: str | Path, subsets: str | None = None) -> "RewardTable":
+    def load(cls, path: str | Path, subsets: str | None = None, tool_names: Sequence[str] | None = None) -> "RewardTable":
         """Read a table written by :meth:`save` (``.npz``, whose space it stores) or a long CSV/Parquet file
-        (:meth:`from_long`, with ``subsets``: ``'observed'`` for a candidate set of the subsets in the file)."""
+        (:meth:`from_long`, with ``subsets``: ``'observed'`` for a candidate set of the subsets in the file, and
+        ``tool_names``: the tools in canonical order)."""
         path = Path(path)
         if not path.exists():
             raise RewardTableError(f"{path}: no such file")
+        if path.is_dir():
+            raise RewardTableError(f"{path}: is a directory, not a reward table file")
         if path.suffix.lower() in (".csv", ".parquet", ".pq"):
-            return cls.from_long(path, subsets=subsets)
+            return cls.from_long(path, subsets=subsets, tool_names=tool_names)
+        if subsets is not None or tool_names is not None:
+            raise RewardTableError(f"{path}: subsets and tool_names apply to a long .csv/.parquet table; an .npz table stores its own")
         try:
             with np.load(path, allow_pickle=False) as z:
                 if "rewards" not in z.files or "meta" not in z.files:

@@ -169,7 +169,8 @@ def _per_question(probs: np.ndarray, table: RewardTable, rows: np.ndarray, keep_
     return out
 
 
-def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None = None, progress: bool = False, oracle=None, splits: dict | None = None, eval_oracle=None) -> dict:
+def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None = None, progress: bool = False, oracle=None, splits: dict | None = None, eval_oracle=None,
+          keep: dict | None = None) -> dict:
     """Train ``config.method`` on ``table``'s training questions; evaluate on train and test. Returns the run record.
 
     Args:
@@ -184,6 +185,10 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
             :class:`~fgpo_lib.ondemand.OnDemandTable`), the method must sample through ``oracle`` (GRPO or one of
             :data:`SAMPLED`), and each evaluation point has only the test questions' ``greedy_reward`` and
             ``greedy_size``.
+        keep: a dict this call fills with the trained policy, for a :class:`~fgpo_lib.selector.Selector`:
+            ``"policy"`` (the :class:`~fgpo_lib.policy.SubsetPolicy`, holding the dev-selected checkpoint's weights
+            where there is a dev split, else the final ones: the policy whose choices the record reports) and
+            ``"checkpoint"`` (``"selected"`` or ``"final"``).
     """
     cfg = config
     if eval_oracle is not None and (oracle is None or cfg.method not in ("grpo", *SAMPLED)):
@@ -255,6 +260,8 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
                 point["dev"] = metrics(probs, dev_rows, step, 2)
                 if (step > 0 or steps == 0) and (selected is None or point["dev"]["greedy_reward"] > selected["dev"]["greedy_reward"]):
                     selected, selected_probs = point, probs
+                    if keep is not None:
+                        selected_state = copy.deepcopy(policy.state_dict())
             curves.append(point)
             zero_var = []
         if step == steps:
@@ -272,6 +279,10 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
 
     probs = current_probs()
     last = curves[-1]
+    if keep is not None:
+        if selected is not None:
+            policy.load_state_dict(selected_state)
+        keep.update(policy=policy, checkpoint="final" if selected is None else "selected")
     return {
         "fgpo_version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

@@ -137,9 +137,21 @@ def workers_count(text: str) -> int:
     return n
 
 
+def plain(text: str) -> str:
+    """Docstring text as ``--help`` shows it: Sphinx roles become their target's last name (``:class:`a.b.C``` ->
+    ``C``), double backticks go, and "(module doc)" pointers are dropped."""
+    import re
+
+    text = re.sub(r":\w+:`~?([^`<]*?)(?:\s*<[^>]*>)?`", lambda m: m.group(1).rsplit(".", 1)[-1], text)
+    text = text.replace("``", "").replace("`", "")
+    text = re.sub(r"\s*\((?:see )?(?:the )?module doc\)", "", text)
+    return " ".join(text.split())
+
+
 def field_docs(cls) -> dict[str, str]:
     """The docstring under each field of a dataclass (a string literal right after its annotation), read from its
-    source with :mod:`ast`: the command line's ``--help`` of a config field is its docstring, written once."""
+    source with :mod:`ast`, in plain text (:func:`plain`): the command line's ``--help`` of a config field is its
+    docstring, written once."""
     import ast
     import inspect
     import textwrap
@@ -148,5 +160,5 @@ def field_docs(cls) -> dict[str, str]:
     docs = {}
     for node, after in zip(body, body[1:]):
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str):
-            docs[node.target.id] = " ".join(after.value.value.split())
+            docs[node.target.id] = plain(after.value.value)
     return docs

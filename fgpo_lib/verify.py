@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .genomics.benchmarks import load_benchmark
-from .precompute import PrecomputeError, PrecomputeSpec, evaluate_question, library_tools_version, selection_menu
+from .agent import resolve_benchmark
+from .precompute import PrecomputeError, PrecomputeSpec, evaluate_question, selection_menu
 from .reasoners import Reasoner, make_reasoner
 from .reasoners.selection import parse_selection, selection_sha256
 from .table import RewardTable
@@ -28,7 +28,14 @@ def table_reasoner(table: RewardTable) -> Reasoner:
     prov = table.provenance
     if "reasoner" not in prov:
         raise ValueError("table provenance has no 'reasoner': it was not made by fgpo precompute")
-    return make_reasoner(prov["reasoner"], **(prov.get("reasoner_kwargs") or {}))
+    return make_reasoner(prov["reasoner"], **_reasoner_kwargs(prov))
+
+
+def _reasoner_kwargs(prov: dict) -> dict:
+    kwargs = prov.get("reasoner_kwargs") or {}
+    if not isinstance(kwargs, dict):
+        raise ValueError(f"the table's provenance field 'reasoner_kwargs' must be an object of reasoner settings, got {type(kwargs).__name__} {str(kwargs)[:60]}")
+    return kwargs
 
 
 def _spec_and_reasoner(table: RewardTable, reasoner: Reasoner | None) -> tuple[PrecomputeSpec, Reasoner]:
@@ -37,9 +44,10 @@ def _spec_and_reasoner(table: RewardTable, reasoner: Reasoner | None) -> tuple[P
     for k in ("benchmark", "reasoner", "tools_version"):
         if k not in prov:
             raise ValueError(f"table provenance has no {k!r}: it was not made by fgpo precompute")
-    if prov["tools_version"] != library_tools_version(table.tool_names):
-        raise ValueError(f"table tools version {prov['tools_version']} differs from this code's {library_tools_version(table.tool_names)}")
     spec = table_spec(table)
+    mine = spec.bench.tools_version(table.tool_names)
+    if prov["tools_version"] != mine:
+        raise ValueError(f"table tools version {prov['tools_version']} differs from this code's {mine}")
     reasoner = reasoner or table_reasoner(table)
     fp = reasoner.fingerprint()
     if fp["model_sha256"] != prov.get("model_sha256") or fp["prompt_sha256"] != prov.get("prompt_sha256"):
@@ -61,14 +69,28 @@ def verify_table(table: RewardTable, sample: int, seed: int = 0, reasoner: Reaso
 def table_spec(table: RewardTable) -> PrecomputeSpec:
     """The precompute spec of ``table`` (its benchmark, reasoner, settings, sizes and library) from its provenance."""
     prov = table.provenance
-    return PrecomputeSpec(prov["benchmark"], prov["reasoner"], prov.get("reasoner_kwargs") or {}, int(prov.get("max_size", 4)), tools=table.tool_names)
+    max_size = prov.get("max_size", 4)
+    if isinstance(max_size, bool) or not isinstance(max_size, int):
+        raise ValueError(f"the table's provenance field 'max_size' must be a whole number, got {max_size!r}")
+    return PrecomputeSpec(prov["benchmark"], prov["reasoner"], _reasoner_kwargs(prov), max_size, tools=table.tool_names)
+
+
+def _questions(table: RewardTable, spec: PrecomputeSpec) -> dict:
+    """The benchmark's questions by id; a table question the benchmark lacks is a named error (a table of another
+    benchmark, or a provenance that was edited)."""
+    questions = {q.qid: q for q in resolve_benchmark(spec.benchmark).questions()}
+    missing = [q for q in table.question_ids if q not in questions]
+    if missing:
+        raise ValueError(f"the table's question {missing[0]!r} (and {len(missing) - 1} more) is not a question of benchmark {spec.benchmark!r} "
+                         "named in its provenance: a table of another benchmark, or an edited provenance")
+    return questions
 
 
 def rederive_cells(table: RewardTable, spec: PrecomputeSpec, reasoner: Reasoner, sample: int, seed: int = 0) -> dict:
     """:func:`verify_table`'s comparison without its provenance checks: ``sample`` random cells of ``table``
     evaluated by ``reasoner`` under ``spec``. Only a negative control calls it directly, with a reasoner the table
     was *not* made with, to show what the check catches."""
-    questions = {q.qid: q for q in load_benchmark(spec.benchmark)}
+    questions = _questions(table, spec)
     rng = np.random.default_rng(seed)
     cells = rng.choice(table.n_questions * table.n_subsets, size=min(sample, table.n_questions * table.n_subsets), replace=False)
     by_q: dict[int, list[int]] = {}
@@ -106,7 +128,7 @@ def verify_extras(table: RewardTable, sample: int, seed: int = 0, reasoner: Reas
         mine = selection_sha256(spec.reasoner_kwargs.get("prompt", "genomics"))[:16]
         if made_with != [mine]:
             raise ValueError(f"the table's selection calls used selection prompt {made_with[0] if made_with else '?'!r}, not this code's {mine!r}")
-    questions = {q.qid: q for q in load_benchmark(spec.benchmark)}
+    questions = _questions(table, spec)
     rows = sorted(np.random.default_rng(seed).choice(table.n_questions, size=min(sample, table.n_questions), replace=False).tolist())
     compared = []  # (qid, extra name, table value, live value, whether they agree)
     for row in rows:
@@ -119,7 +141,7 @@ def verify_extras(table: RewardTable, sample: int, seed: int = 0, reasoner: Reas
             old = float(extras["all_tools"]["rewards"][row])
             compared.append((q.qid, "all_tools", old, live, abs(live - old) < 1e-6))
         if "selection" in extras:
-            live = parse_selection(reasoner.select_tools(q.text, selection_menu(table.tool_names)), table.tool_names)
+            live = parse_selection(reasoner.select_tools(q.text, selection_menu(table.tool_names, spec.benchmark)), table.tool_names)
             live_label = None if live is None else "+".join(live)
             old = extras["selection"]["subsets"][row]
             compared.append((q.qid, "selection", old, live_label, live_label == old))

@@ -8,7 +8,8 @@ from fgpo_lib.genomics.benchmarks import load_benchmark
 from fgpo_lib.genomics.libraries import ALL_TOOL_ORDER, LARGE_LIBRARIES, library_tools
 from fgpo_lib.genomics.tools import TOKEN_CAP, TOOL_ORDER, Context, count_tokens
 from fgpo_lib.genomics.tools_extra import EXTRA_TOOL_CLASSES, CodonUsage, GcSkew, make_all_tools
-from fgpo_lib.precompute import PrecomputeEngine, PrecomputeSpec, library_tools_version, tools_version
+from fgpo_lib.genomics.benchmarks import library_tools_version, tools_version
+from fgpo_lib.precompute import PrecomputeEngine, PrecomputeSpec
 from fgpo_lib.subsets import SubsetSpace
 
 

@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fgpo_lib import RewardTable
-from fgpo_lib.cli import main, read_predictions
+from fgpo_lib.cli import main
+from fgpo_lib.commands.score import read_predictions
 from fgpo_lib.genomics.benchmarks import load_benchmark
 from fgpo_lib.table import RewardTableError
 

@@ -23,12 +23,9 @@ import numpy as np
 from ..subsets import SubsetSpace
 from ..table import RewardTable
 from .benchmarks import BENCHMARKS
-from .region_tools import REGION_TOOL_ORDER
+from .tool_order import ALL_TOOL_ORDER, library_tools  # noqa: F401  (part of this module's interface)
 from .tools import TOOL_ORDER
 from .tools_extra import EXTRA_TOOL_ORDER
-
-#: every tool, in canonical order: the 8, the 12 of :mod:`fgpo_lib.genomics.tools_extra`, then GeneRegion's 4
-ALL_TOOL_ORDER = TOOL_ORDER + EXTRA_TOOL_ORDER + REGION_TOOL_ORDER
 
 #: benchmark -> its 4-tool library, in canonical tool order (the rule above, applied to the records reader's tables)
 LIBRARIES: dict[str, tuple[str, ...]] = {name: b.library4 for name, b in BENCHMARKS.items()}
@@ -36,17 +33,27 @@ LIBRARIES: dict[str, tuple[str, ...]] = {name: b.library4 for name, b in BENCHMA
 LARGE_LIBRARIES: dict[int, tuple[str, ...]] = {n: TOOL_ORDER + EXTRA_TOOL_ORDER[: n - len(TOOL_ORDER)] for n in (8, 12, 16, 20)}
 
 
-def library_tools(tools) -> tuple[str, ...]:
-    """``tools`` (any order) as a library in canonical order; an error names any unknown or repeated tool."""
-    tools = tuple(tools)
-    unknown = [t for t in tools if t not in ALL_TOOL_ORDER]
-    if unknown:
-        raise ValueError(f"unknown tools {unknown}; the tools are {', '.join(ALL_TOOL_ORDER)}")
-    if len(set(tools)) != len(tools):
-        raise ValueError(f"a tool appears twice in the library {list(tools)}")
+def library_from_flag(benchmark: str, text: str | None) -> tuple[str, ...] | None:
+    """``--tools`` of a benchmark (built in or a user's): None (its whole library), 'four' (its 4-tool library), a
+    size of the scaling chapter's libraries, or comma-separated tool names, each a tool of the benchmark."""
+    from ..agent import resolve_benchmark
+
+    if text is None:
+        return None
+    bench = resolve_benchmark(benchmark)
+    if text == "four":
+        return tuple(bench.library4)
+    if text.strip().isdigit():
+        if int(text) not in LARGE_LIBRARIES:
+            raise ValueError(f"--tools {text}: the libraries by size are {', '.join(map(str, LARGE_LIBRARIES))}")
+        return bench.library(LARGE_LIBRARIES[int(text)])
+    tools = tuple(t.strip() for t in text.split(",") if t.strip())
     if not tools:
-        raise ValueError("a library needs at least one tool")
-    return tuple(t for t in ALL_TOOL_ORDER if t in tools)
+        raise ValueError(f"--tools {text!r} names no tool; give comma-separated tool names, 'four', or {', '.join(map(str, LARGE_LIBRARIES))}")
+    try:
+        return bench.library(tools)
+    except ValueError as exc:
+        raise ValueError(f"--tools: {exc}") from None
 
 
 def sub_table(table: RewardTable, tools) -> RewardTable:

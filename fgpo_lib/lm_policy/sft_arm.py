@@ -53,11 +53,13 @@ class LMSFTConfig(Ranged):
         check_int_fields(self, ("batch_questions", "eval_every", "seed"))
 
 
-def _sft_args(out: str, lr: float, batch: int, steps: int, seed: int, progress: bool, saving: dict | None = None, schedule: str = "cosine", warmup_ratio: float = 0.0):
+def _sft_args(model, out: str, lr: float, batch: int, steps: int, seed: int, progress: bool, saving: dict | None = None, schedule: str = "cosine", warmup_ratio: float = 0.0):
     from trl import SFTConfig
 
+    from .model import trainer_device_args as device_args
+
     saving = {"save_strategy": "no", "output_dir": out, **(saving or {})}
-    return SFTConfig(**saving, learning_rate=lr, per_device_train_batch_size=batch, max_steps=steps, use_cpu=True, bf16=False, logging_steps=1,
+    return SFTConfig(**saving, learning_rate=lr, per_device_train_batch_size=batch, max_steps=steps, **device_args(model), logging_steps=1,
                      report_to=[], seed=seed, disable_tqdm=not progress, packing=False,
                      lr_scheduler_type={"cosine": "cosine", "constant": "constant_with_warmup"}[schedule], warmup_steps=float(warmup_ratio),  # a float < 1: a share
                      gradient_checkpointing=True)  # set explicitly: see grpo_arm.grpo_args
@@ -79,7 +81,7 @@ def train_sft(model, tokenizer, table, splits: dict, cfg: LMSFTConfig, progress:
 
     with tempfile.TemporaryDirectory() as out:
         saving = checkpoint.trl_settings(cfg.eval_every) if checkpoint else None
-        args = _sft_args(out, cfg.lr, cfg.batch_questions, steps, cfg.seed, progress, saving, cfg.schedule, cfg.warmup_ratio)
+        args = _sft_args(model, out, cfg.lr, cfg.batch_questions, steps, cfg.seed, progress, saving, cfg.schedule, cfg.warmup_ratio)
         trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer)
         seconds = train_with_dev(trainer, dev, steps, cfg.eval_every, checkpoint=checkpoint)
     return {"config": asdict(cfg), "curve": dev.curve, "selected_step": dev.best_step, "train_seconds": seconds,
@@ -134,7 +136,7 @@ def format_warmup(model, tokenizer, table, rows, cfg: FormatWarmup, progress: bo
     started = time.time()
     with tempfile.TemporaryDirectory() as out:
         model.train()
-        SFTTrainer(model=model, args=_sft_args(out, cfg.lr, cfg.batch_questions, steps, cfg.seed, progress), train_dataset=data, processing_class=tokenizer).train()
+        SFTTrainer(model=model, args=_sft_args(model, out, cfg.lr, cfg.batch_questions, steps, cfg.seed, progress), train_dataset=data, processing_class=tokenizer).train()
     model.eval()
     seconds = time.time() - started
     _, masses, tags = dev_measures(model, tokenizer, table, rows[:WARMUP_PROBE_QUESTIONS])

@@ -16,15 +16,26 @@ _JSON_KINDS = {"str": (str,), "Path": (str,), "int": (int,), "float": (int, floa
 def reasoner_class(name: str) -> type:
     """The class behind a built-in reasoner (imported only now)."""
     if name not in REASONERS:
-        raise ValueError(f"unknown reasoner {name!r}; built-in: {', '.join(REASONERS)}")
+        raise ValueError(f"unknown reasoner {name!r}; built-in: {', '.join(REASONERS)}, or a Python function of yours as module:function")
     module, cls = REASONERS[name].target.split(":")
     return getattr(importlib.import_module(module), cls)
+
+
+def is_callable_reasoner(name: str) -> bool:
+    """Whether ``name`` is a user's function (``module:function``) rather than a built-in reasoner."""
+    return name not in REASONERS and ":" in str(name)
 
 
 def check_reasoner_kwargs(name: str, kwargs: dict) -> None:
     """Raise ``ValueError`` naming the setting unless ``kwargs`` fit reasoner ``name``'s constructor: every key a
     parameter, every required parameter given, every value of a JSON kind its annotation admits. The message lists
-    the accepted settings with their defaults."""
+    the accepted settings with their defaults. A user's function takes no settings."""
+    if not isinstance(kwargs, dict):
+        raise ValueError(f"reasoner {name!r}: its settings must be a JSON object, got {type(kwargs).__name__} {kwargs!r}")
+    if is_callable_reasoner(name):
+        if kwargs:
+            raise ValueError(f"reasoner {name!r} is a Python function and takes no settings, got {sorted(kwargs)}")
+        return
     entry = REASONERS.get(name) or reasoner_class(name)
     fixed = {"model"} if entry.kind == "llm" else set()  # the registry sets it
     params = {p.name: p for p in list(inspect.signature(reasoner_class(name).__init__).parameters.values())[1:]
@@ -47,10 +58,14 @@ def make_reasoner(name: str, **kwargs) -> Reasoner:
     """A built-in reasoner by name (a key of :data:`REASONERS`), e.g. ``make_reasoner("bm25")``; ``kwargs`` are
     checked by :func:`check_reasoner_kwargs` first."""
     check_reasoner_kwargs(name, kwargs)
+    if is_callable_reasoner(name):
+        from .callable import CallableReasoner
+
+        return CallableReasoner(name)
     entry = REASONERS[name]
     if entry.kind == "llm":
         kwargs = {"model": name, **kwargs}
     return reasoner_class(name)(**{**entry.kwargs, **kwargs})
 
 
-__all__ = ["REASONERS", "check_reasoner_kwargs", "PromptTemplate", "Reasoner", "ReasonerEntry", "ReasonerError", "answer_kind", "make_reasoner"]
+__all__ = ["REASONERS", "check_reasoner_kwargs", "is_callable_reasoner", "PromptTemplate", "Reasoner", "ReasonerEntry", "ReasonerError", "answer_kind", "make_reasoner"]

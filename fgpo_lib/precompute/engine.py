@@ -1,316 +1,42 @@
-"""The reward-table precomputation engine: every (question, subset) cell evaluated once by a frozen reasoner.
+"""The precompute engine: fills the cell cache for a benchmark and a reasoner, and builds reward tables from it.
 
-* **Once per cell, cached on disk.** Cells live in an SQLite file (WAL journal), keyed by the sha256 of
-  (question id, subset, reasoner fingerprint = name + model file hash + prompt template hash + version, tools
-  version). A question's cells are written in one transaction, so ``kill -9`` loses at most the question in flight
-  and a rerun resumes with no lost or duplicated cell.
-* **Order.** Within a question, subsets are evaluated in trie order (:meth:`SubsetSpace.trie_order`), so consecutive
-  LLM prompts share the longest prefix.
-* **Failures are recorded, never zero.** A reasoner error (timeout, HTTP error, malformed answer) marks the cell
-  ``failed`` with its message; :meth:`PrecomputeEngine.build_table` refuses to build a table with failed or missing
-  cells, and a rerun retries failed cells.
-* **Parallel.** Questions are spread over any ``concurrent.futures.Executor``: local processes by default, or a Dask
-  cluster through ``distributed.Client(...).get_executor()``. Workers only compute; the parent process writes.
+* **Once per cell.** A cell's cache key is the sha256 of (question id, subset, reasoner fingerprint = name + model
+  file hash + prompt template hash + version, the fingerprint of the subset's tools as the benchmark entry gives it).
+* **Order.** Within a question, subsets are evaluated in trie order (:meth:`SubsetSpace.trie_order`), so
+  consecutive LLM prompts share the longest prefix; questions go in :func:`~.sampling.sample_order`.
+* **Failures are recorded, never zero.** :meth:`PrecomputeEngine.build_table` refuses failed or missing cells, and
+  a rerun retries them.
+* **Parallel.** Questions are spread over any ``concurrent.futures.Executor``: local processes, or a Dask cluster
+  through ``distributed.Client(...).get_executor()``. Workers only compute; this process writes.
+* **Resume.** :meth:`PrecomputeEngine.seed_from_table` fills the cache from a committed table; a table rebuilt from
+  seeded cells alone equals its source, array for array and dtype for dtype.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
-import sqlite3
-import subprocess
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import asdict, dataclass, field
-from functools import cached_property, lru_cache
+from dataclasses import asdict
+from functools import cached_property
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 from tqdm import tqdm
 
-from ._version import __version__
-from .genomics.benchmarks import BENCHMARKS, Question, load_benchmark
-from .genomics.libraries import library_tools
-from .genomics.region_tools import REGION_TOOL_ORDER
-from .genomics.scoring import score
-from .genomics.tools import TOKEN_CAP, TOOL_ORDER, make_tools, render_outputs, run_subset
-from .genomics.tools_extra import EXTRA_TOOL_ORDER, make_all_tools
-from .reasoners import REASONERS, Reasoner, make_reasoner
-from .reasoners.selection import parse_selection, selection_sha256
-from .subsets import SubsetSpace
-from .table import RewardTable
-
-DEFAULT_CACHE = Path.home() / ".cache" / "fgpo" / "cells.sqlite"
-
-
-class PrecomputeError(RuntimeError):
-    """Cells failed or are missing; the message lists them."""
-
-
-def _sha256_files(paths) -> str:
-    h = hashlib.sha256()
-    for p in paths:
-        h.update(Path(p).read_bytes())
-    return h.hexdigest()
-
-
-@lru_cache(maxsize=1)
-def tools_version() -> str:
-    """A behavioural fingerprint of the tools: sha256 of what every tool outputs on every built-in question.
-
-    Each single tool, and ``gene_record`` after each of the three tools that feed it, run on all GeneTuring, GeneHop
-    and GeneSeq questions. A refactor that leaves every output unchanged keeps the version; any change to an output
-    (code, data or token cap) changes it, and with it every cache key.
-    """
-    probes = [(t,) for t in TOOL_ORDER] + [(t, "gene_record") for t in ("gene_search", "snp_lookup", "disease_genes")]
-    return _outputs_hash(make_tools(), probes)[:16] + f"-cap{TOKEN_CAP}"
-
-
-def _outputs_hash(tools: list, probes: list[tuple[str, ...]]) -> str:
-    """sha256 (hex) of what each probe (a subset of tool names) outputs on every built-in question."""
-    h = hashlib.sha256()
-    for name in ("geneturing", "genehop", "geneseq"):
-        for q in load_benchmark(name):
-            cache: dict = {}
-            for probe in probes:
-                h.update(render_outputs(run_subset(tools, probe, q.text, cache)).encode())
-    return h.hexdigest()
-
-
-@lru_cache(maxsize=1)
-def extra_tools_version() -> str:
-    """:func:`tools_version` of the 12 extra tools (each alone, and each after ``gene_search``), appended to the 8's.
-    A cell whose subset holds an extra tool is keyed with it; a cell of the 8 tools keeps the 8's version, so larger
-    libraries share the 8-tool library's cached cells."""
-    probes = [(t,) for t in EXTRA_TOOL_ORDER] + [("gene_search", t) for t in EXTRA_TOOL_ORDER]
-    return f"{tools_version()}+x{_outputs_hash(make_all_tools(), probes)[:12]}"
-
-
-@lru_cache(maxsize=1)
-def region_tools_version() -> str:
-    """The version of GeneRegion's 4 tools: sha256 of what each outputs alone on every 5th GeneRegion question
-    (100 questions: the motif scan is the costly one), with the token cap. Its own, so adding these tools changed no
-    key of the other libraries' cells."""
-    h = hashlib.sha256()
-    tools = [t for t in make_all_tools() if t.name in _REGION_TOOLS]
-    for q in load_benchmark("generegion")[::5]:
-        for t in tools:
-            h.update(render_outputs(run_subset(tools, (t.name,), q.text)).encode())
-    return f"region-{h.hexdigest()[:16]}-cap{TOKEN_CAP}"
-
-
-_EXTRA_TOOLS = frozenset(EXTRA_TOOL_ORDER)
-_REGION_TOOLS = frozenset(REGION_TOOL_ORDER)
-
-
-def library_tools_version(tools) -> str:
-    """The tools version of a library or subset (tool names): GeneRegion's when it holds one of its tools, else the
-    8's, or with the extra tools' when it holds one. Called for every cache key, so it builds no set of its own."""
-    if not _REGION_TOOLS.isdisjoint(tools):
-        return region_tools_version()
-    return tools_version() if _EXTRA_TOOLS.isdisjoint(tools) else extra_tools_version()
-
-
-def data_sha256(benchmark: str = "geneturing") -> str:
-    """sha256 of the data files a benchmark's questions and tools read (its registry entry's ``data``)."""
-    return _sha256_files(BENCHMARKS[benchmark].data())
-
-
-def code_version() -> str:
-    try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent, timeout=5).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        rev = ""
-    return f"fgpo {__version__}" + (f" ({rev})" if rev else "")
-
-
-def _rank_in_task(questions: list[Question], seed: int) -> dict[str, int]:
-    """Each question's rank within its task, by a seeded hash of its id."""
-    rank = {}
-    for t in dict.fromkeys(q.task for q in questions):
-        tq = sorted((q for q in questions if q.task == t), key=lambda q: hashlib.sha256(f"{seed}:{q.qid}".encode()).hexdigest())
-        rank.update({q.qid: i for i, q in enumerate(tq)})
-    return rank
-
-
-def sample_order(questions: list[Question], seed: int = 0) -> list[Question]:
-    """``questions`` interleaved by task in sample order: the first ``k * n_tasks`` are exactly
-    ``sample_questions(questions, k * n_tasks, seed)`` (for tasks with at least ``k`` questions), so a run stopped
-    anywhere has computed a task-stratified sample, and a larger sample extends a smaller one."""
-    rank = _rank_in_task(questions, seed)
-    tasks = {t: i for i, t in enumerate(dict.fromkeys(q.task for q in questions))}
-    return sorted(questions, key=lambda q: (rank[q.qid], tasks[q.task]))
-
-
-def sample_questions(questions: list[Question], n: int | None, seed: int = 0) -> list[Question]:
-    """``n`` questions stratified by task (an equal share per task, by a seeded hash order); all if ``n`` is None."""
-    if n is None or n >= len(questions):
-        return list(questions)
-    per_task = math.ceil(n / len({q.task for q in questions}))
-    rank = _rank_in_task(questions, seed)
-    return [q for q in questions if rank[q.qid] < per_task]
-
-
-class CellCache:
-    """SQLite store of evaluated cells: ``key -> (qid, subset, reasoner, answer, reward, status, error, seconds)``;
-    ``seconds`` is the wall time spent on the cell, NULL where not known (a cell seeded from a table that had none)."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        try:
-            self._open()
-        except (sqlite3.Error, OSError) as exc:
-            raise PrecomputeError(f"cell cache {self.path} (--cache): cannot be used as an SQLite cell cache: {exc}. "
-                                  "Give --cache a writable file path (a new file is created); a damaged cache file can be deleted, "
-                                  "and a rerun with --resume-from refills it from committed tables") from None
-
-    def _open(self) -> None:
-        if self.path.is_dir():
-            raise OSError("it is a directory")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(self.path), timeout=60)
-        # several processes may open a new cache at once; switching it to WAL takes a lock that sqlite's busy timeout
-        # does not wait for, so it is retried here
-        for attempt in range(100):
-            try:
-                self.db.execute("PRAGMA journal_mode=WAL")
-                break
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or attempt == 99:
-                    raise
-                time.sleep(0.1)
-        self.db.execute(
-            "CREATE TABLE IF NOT EXISTS cells (key TEXT PRIMARY KEY, qid TEXT, subset TEXT, reasoner TEXT, "
-            "answer TEXT, reward REAL, status TEXT, error TEXT, seconds REAL)"
-        )
-        self.db.commit()
-        check = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]  # a truncated file opens, then fails on read
-        if check != "ok":
-            raise sqlite3.DatabaseError(f"integrity check: {check}")
-
-    def get(self, keys: list[str]) -> dict[str, tuple]:
-        """``key -> (answer, reward, status, error, seconds)`` of the keys found."""
-        out = {}
-        for i in range(0, len(keys), 500):
-            chunk = keys[i : i + 500]
-            rows = self.db.execute(f"SELECT key, answer, reward, status, error, seconds FROM cells WHERE key IN ({','.join('?' * len(chunk))})", chunk)
-            out.update({r[0]: r[1:] for r in rows})
-        return out
-
-    def ok(self, keys: list[str]) -> set[str]:
-        """The keys among ``keys`` whose cell is evaluated without failure."""
-        return {k for k, hit in self.get(keys).items() if hit[2] == "ok"}
-
-    def put(self, rows: list[tuple]) -> None:
-        """Rows ``(key, qid, subset, reasoner, answer, reward, status, error, seconds)``, in one transaction."""
-        with self.db:
-            self.db.executemany("INSERT OR REPLACE INTO cells VALUES (?,?,?,?,?,?,?,?,?)", rows)
-
-    def count(self) -> int:
-        return self.db.execute("SELECT COUNT(*) FROM cells").fetchone()[0]
-
-    def close(self) -> None:
-        self.db.close()
-
-
-@dataclass
-class PrecomputeSpec:
-    """What to precompute. Everything a worker process needs to rebuild the reasoner and the prompts."""
-
-    benchmark: str
-    reasoner: str
-    reasoner_kwargs: dict = field(default_factory=dict)
-    max_size: int = 4
-    questions: int | None = None
-    """Sample size, stratified by task; None for every question."""
-    sample_seed: int = 0
-    tools: tuple[str, ...] | None = None
-    """The tool library (any order; kept in canonical order); None for all 8 tools. A subset's cell is the same in
-    every library that holds its tools, so libraries share cached cells."""
-    extras: bool = False
-    """The run also asks for the extra cells (All-Tools, and the selection call where the reasoner has one); a
-    table then counts as ``complete`` only once every question has them."""
-
-    def __post_init__(self) -> None:
-        bench = BENCHMARKS.get(self.benchmark)
-        entry = REASONERS.get(self.reasoner)
-        if bench and entry and entry.kind in ("llm", "http") and bench.prompt != "genomics":  # its own prompt
-            self.reasoner_kwargs = {**self.reasoner_kwargs, "prompt": self.reasoner_kwargs.get("prompt", bench.prompt)}
-
-    def library(self) -> tuple[str, ...]:
-        """The tool library: ``tools`` in canonical order, or the benchmark's whole library."""
-        return library_tools(self.tools) if self.tools else BENCHMARKS[self.benchmark].tools
-
-    def space(self) -> SubsetSpace:
-        names = self.library()
-        return SubsetSpace(len(names), max_size=min(self.max_size, len(names)), tool_names=names)
-
-
-# --- the per-question work, run in workers ----------------------------------------------------------------------------
-_WORKER: dict = {}
-
-
-def _worker_reasoner(spec: PrecomputeSpec) -> Reasoner:
-    key = (spec.reasoner, json.dumps(spec.reasoner_kwargs, sort_keys=True))
-    if _WORKER.get("key") != key:
-        _WORKER.update(key=key, reasoner=make_reasoner(spec.reasoner, **spec.reasoner_kwargs), tools=make_all_tools())
-    return _WORKER["reasoner"]
-
-
-def subset_prompts(spec: PrecomputeSpec, q: Question, subsets: list) -> list[tuple[str, list[str]]]:
-    """The reasoner's inputs ``(question text, tool output texts)`` for ``subsets`` of ``q``: canonical indices of the
-    spec's space, or tuples of tool names (a subset outside the space, e.g. all 8 tools); each tool runs once."""
-    tools = _WORKER.get("tools") or make_all_tools()
-    space = spec.space()
-    cache: dict = {}
-    names = [tuple(s) if isinstance(s, tuple) else space.names_of(s) for s in subsets]
-    return [(q.text, [o.text for o in run_subset(tools, n, q.text, cache)]) for n in names]
-
-
-def evaluate_question(spec: PrecomputeSpec, q: Question, subsets: list[int], reasoner: Reasoner | None = None) -> list[tuple[int, str | None, float | None, str, str]]:
-    """Evaluate ``subsets`` (canonical indices, in the order given) of one question.
-
-    Returns ``(subset, answer, reward, status, error)`` per subset; ``status`` is ``'ok'`` or ``'failed'``.
-    """
-    reasoner = reasoner or _worker_reasoner(spec)
-    items = subset_prompts(spec, q, subsets)
-    try:
-        answers = reasoner.answer_batch(items)
-        if len(answers) != len(items):
-            raise ValueError(f"answer_batch returned {len(answers)} answers for {len(items)} prompts")
-    except Exception:  # isolate the failing cells one by one
-        answers = []
-        for item in items:
-            try:
-                answers.append(reasoner.answer(*item))
-            except Exception as exc:  # noqa: BLE001 - recorded per cell, never a silent zero
-                answers.append(exc)
-    out = []
-    for s, ans in zip(subsets, answers):
-        if isinstance(ans, Exception):
-            out.append((s, None, None, "failed", f"{type(ans).__name__}: {ans}"))
-        elif not isinstance(ans, str):
-            out.append((s, None, None, "failed", f"malformed answer: expected text, got {type(ans).__name__}"))
-        else:
-            out.append((s, ans, float(score(q.task, ans, q.answer)), "ok", ""))
-    return out
-
-
-def selection_menu(tools) -> list[tuple[str, str]]:
-    """``(name, one-line description)`` of each tool of a library, in canonical order: what a selection call shows."""
-    names = set(tools)
-    return [(t.name, t.description) for t in make_all_tools() if t.name in names]
-
-
-def _evaluate_remote(spec_dict: dict, q_dict: dict, subsets: list[int]) -> tuple[str, list, float]:
-    spec = PrecomputeSpec(**spec_dict)
-    q = Question(**{**q_dict, "answer": tuple(q_dict["answer"]) if isinstance(q_dict["answer"], list) else q_dict["answer"]})
-    t0 = time.perf_counter()
-    rows = evaluate_question(spec, q, subsets)
-    return q.qid, rows, time.perf_counter() - t0
+from .._version import code_version
+from ..errors import PrecomputeError
+from ..reasoners import Reasoner, make_reasoner
+from ..reasoners.selection import parse_selection, selection_sha256
+from ..splits import Question
+from ..table import RewardTable
+from .cache import DEFAULT_CACHE, CellCache
+from .cells import PrecomputeSpec, evaluate_question, evaluate_remote, selection_menu, subset_prompts
+from .holdings import PARTIAL_EXTRA, known_answers
+from .sampling import sample_order, sample_questions
 
 
 class PrecomputeEngine:
@@ -327,8 +53,9 @@ class PrecomputeEngine:
         self.space = spec.space()
         self.cache = CellCache(cache)
         self._reasoner = reasoner
-        self.questions = sample_questions(load_benchmark(spec.benchmark), spec.questions, spec.sample_seed)
-        self._tools_version = library_tools_version(self.space.tool_names)  # the table's (provenance)
+        self.bench = spec.bench  # the benchmark's entry: questions, tools, their fingerprint, scorer
+        self.questions = sample_questions(self.bench.questions(), spec.questions, spec.sample_seed)
+        self._tools_version = self.bench.tools_version(self.space.tool_names)  # the table's (provenance)
         self.seeded_from: list[dict] = []  # tables whose cells seeded the cache (their build may differ: provenance)
         self.computed = 0  # cells this engine evaluated (a resume that computed none keeps its source's backend)
 
@@ -346,7 +73,7 @@ class PrecomputeEngine:
     def key(self, qid: str, subset: int | str | tuple) -> str:
         """Cache key of a cell: ``subset`` as :meth:`_label` takes it (the label is what libraries share)."""
         label = self._label(subset)
-        return hashlib.sha256(json.dumps([qid, label, self.reasoner_key, library_tools_version(label.split("+"))]).encode()).hexdigest()
+        return hashlib.sha256(json.dumps([qid, label, self.reasoner_key, self.bench.tools_version(label.split("+"))]).encode()).hexdigest()
 
     def _label(self, subset: int | str | tuple) -> str:
         """A subset's ``'+'``-joined label from an index of this space, a tuple of tool names, or a label."""
@@ -369,7 +96,7 @@ class PrecomputeEngine:
     def check_cells_provenance(self, prov: dict, tools, source: str) -> None:
         """Refuse, naming the field, cells whose provenance is not this engine's reasoner and prompt, or whose tools
         (``tools``: their library) were made by other code."""
-        mine = {**self.provenance(), "tools_version": library_tools_version(tools)}
+        mine = {**self.provenance(), "tools_version": self.bench.tools_version(tools)}
         for k in ("benchmark", "reasoner", "model_sha256", "prompt_sha256", "reasoner_version", "tools_version"):
             if prov.get(k) != mine[k]:
                 raise PrecomputeError(f"{source}: its {k} is {prov.get(k)!r} but this engine's is {mine[k]!r}, so its cells are not this engine's cells")
@@ -394,18 +121,21 @@ class PrecomputeEngine:
                 answer, reward, secs = (o if o is not None else n for o, n in ((old[4], answer), (old[5], reward), (old[8], secs)))
             rows[key] = (key, qid, label, self.spec.reasoner, answer, reward, "ok", f"seeded from {source}", secs)
 
+        check_extras(table, source)
         labels = table.space.labels()
         for i, qid in enumerate(table.question_ids):
-            for s, label in enumerate(labels):
-                answer = None if table.answers is None else str(table.answers[i, s])
-                secs = None if table.seconds is None or np.isnan(table.seconds[i, s]) else float(table.seconds[i, s])
-                add(qid, label, answer, float(table.rewards[i, s]), secs)
+            # the extras first: their rewards are exact (JSON) where the grid's are float32, and a null answer there
+            # is unknown, as '' is in the grid's answers (known_answers), so a rebuilt table equals its source
             for extra in table.extras.values():  # extra cells: All-Tools, the selection call and the cell it picked
                 if extra.get("kind") == "selection" and extra["answers"][i] is not None:  # null: not asked yet (a partial extra)
                     add(qid, extra["key_label"], extra["answers"][i], None, None)
                 if extra.get("kind") in ("cell", "selection") and extra["rewards"][i] is not None:
                     answer = extra["answers"][i] if extra["kind"] == "cell" else None  # a selection's answer is its reply
                     add(qid, extra["subsets"][i], answer, float(extra["rewards"][i]), None)
+            for s, label in enumerate(labels):
+                answer = None if table.answers is None or table.answers[i, s] == "" else str(table.answers[i, s])
+                secs = None if table.seconds is None or np.isnan(table.seconds[i, s]) else float(table.seconds[i, s])
+                add(qid, label, answer, float(table.rewards[i, s]), secs)
         added = self.seed_rows(list(rows.values()))
         self.seeded_from.append({"source": Path(source).name, "cells": added, "backend": prov.get("backend"), "code_version": prov.get("code_version")})
         return added
@@ -491,6 +221,14 @@ class PrecomputeEngine:
         own = None
         if executor is None and workers > 1:
             executor = own = ProcessPoolExecutor(max_workers=workers)
+        def workers_failed(exc: BaseException) -> PrecomputeError:  # a fork refused (process limit, memory): stop, never hang
+            nonlocal own
+            if own is not None:
+                own.shutdown(wait=False, cancel_futures=True)
+                own = None
+            return PrecomputeError(f"worker processes failed ({type(exc).__name__}: {exc}) after {done} questions; every finished "
+                                   "question is cached, so rerun with fewer --workers to continue")
+
         def evaluated():  # (question, results, seconds), in todo order, here or on the executor's workers
             if executor is None:
                 for q, pend in todo:
@@ -498,9 +236,15 @@ class PrecomputeEngine:
                     yield q, evaluate_question(self.spec, q, pend, self.reasoner), time.perf_counter() - t
                 return
             spec_dict = asdict(self.spec)
-            futures = [executor.submit(_evaluate_remote, spec_dict, asdict(q), pend) for q, pend in todo]
+            try:
+                futures = [executor.submit(evaluate_remote, spec_dict, asdict(q), pend) for q, pend in todo]
+            except (BrokenProcessPool, OSError) as exc:
+                raise workers_failed(exc) from None
             for (q, _), fut in zip(todo, futures):  # written in submission order: deterministic cache contents
-                _, res, secs = fut.result()
+                try:
+                    _, res, secs = fut.result()
+                except (BrokenProcessPool, OSError) as exc:
+                    raise workers_failed(exc) from None
                 yield q, res, secs
 
         try:
@@ -511,13 +255,7 @@ class PrecomputeEngine:
                 bar.update(len(res))
                 done += 1
                 if checkpoint and checkpoint_every and done % checkpoint_every == 0:
-                    checkpoint()
-        except (BrokenProcessPool, OSError) as exc:  # a fork refused (process limit, memory): stop, never hang
-            if own is not None:
-                own.shutdown(wait=False, cancel_futures=True)
-                own = None
-            raise PrecomputeError(f"worker processes failed ({type(exc).__name__}: {exc}) after {done} questions; every finished "
-                                  "question is cached, so rerun with fewer --workers to continue") from None
+                    checkpoint()  # its own errors are its own (an output path), never a worker's
         finally:
             bar.close()
             if own is not None:
@@ -549,7 +287,7 @@ class PrecomputeEngine:
         for reasoners that have one, the **selection call** (:mod:`fgpo_lib.reasoners.selection`) and the cell of the
         subset it picked. Cached like every cell; ``checkpoint()`` is called after every ``checkpoint_every``
         questions. Returns counts ``selections``, ``unparseable``."""
-        descriptions = selection_menu(self.all_tools)
+        descriptions = selection_menu(self.all_tools, self.spec.benchmark)
         selections = unparseable = 0
         for done, q in enumerate(tqdm(self.questions, desc=f"{self.spec.benchmark}/{self.spec.reasoner} extras", unit="question", disable=not progress), start=1):
             if checkpoint and checkpoint_every and done % checkpoint_every == 0:
@@ -661,7 +399,7 @@ class PrecomputeEngine:
             "backend": self.backend(),
             "seeded_from": self.seeded_from,
             "tools_version": self._tools_version,
-            "data_sha256": data_sha256(self.spec.benchmark),
+            "data_sha256": self.bench.data_sha256(),
             "code_version": code_version(),
             "max_size": self.space.max_size,
             "library": list(self.space.tool_names),
@@ -709,14 +447,10 @@ class PrecomputeEngine:
             split=[q.split for q in questions],
             provenance={**self.provenance(), "complete": len(questions) == len(self.questions) and self.extras_complete(extras),
                         "sample_size": len(self.questions)},
-            answers=_known_answers(answers),
+            answers=known_answers(answers),
             seconds=seconds,
             extras=extras,
         )
-
-
-#: the name of an extra that only some questions have so far (:meth:`PrecomputeEngine.extras`); readers never see it
-PARTIAL_EXTRA = "partial_{}"
 
 
 def _ok(hit):
@@ -731,46 +465,23 @@ def _put_extra(out: dict, name: str, done: list, extra: dict) -> None:
     elif any(d is not None for d in done):
         out[PARTIAL_EXTRA.format(name)] = extra
 
-
-def _known_answers(answers: np.ndarray) -> np.ndarray | None:
-    """A table's ``answers`` from an object array with ``None`` where a cell's answer is not known: ``None`` if no
-    answer is known (the cells came from tables made before tables kept answers), else strings, ``''`` where unknown."""
-    known = np.array([a is not None for a in answers.ravel()]).reshape(answers.shape)
-    if not known.any():
-        return None
-    return np.where(known, answers, "").astype(str)
-
-
-def _provenance_fields(prov: dict, prefix: str = "") -> set[str]:
-    """The dotted names of a provenance dict's fields, nested dicts flattened (an empty dict has none). A field whose
-    value is null is still a field: ``questions: null`` (every question) is a value, not a loss."""
-    out = set()
-    for k, v in prov.items():
-        out |= _provenance_fields(v, f"{prefix}{k}.") if isinstance(v, dict) else {prefix + k}
-    return out
-
-
-def table_holdings(table: RewardTable) -> dict:
-    """What a table holds beyond its rewards, for the no-loss check of :func:`lost_holdings`: the number of
-    non-empty cell answers, of known answers and rewards of each extra, and its provenance fields."""
-    held = {"cells": table.rewards.size, "answers": 0 if table.answers is None else int((table.answers != "").sum())}
+def check_extras(table: RewardTable, source: str) -> None:
+    """The extras a resume seeds from, checked before any cell is read: a ``selection`` extra needs its
+    ``key_label`` and lists of texts or nulls; every extra's ``subsets`` are labels or nulls and its ``rewards``
+    numbers or nulls. A malformed one is a :class:`PrecomputeError` naming the file, the extra and the field."""
     for name, extra in table.extras.items():
-        name = name.removeprefix(PARTIAL_EXTRA.format(""))  # a partial extra that becomes whole holds more, not less
-        for f in ("answers", "rewards"):
-            if isinstance(extra.get(f), list):
-                held[f"extra {name} {f}"] = sum(v is not None for v in extra[f])
-    held["provenance"] = _provenance_fields(table.provenance)
-    return held
-
-
-def lost_holdings(old: RewardTable, new: RewardTable) -> list[str]:
-    """What ``new`` holds less of than ``old`` (empty when nothing is lost): each a phrase naming the count or the
-    provenance fields lost. A resume or a rerun must never write a table that holds less than the file it replaces."""
-    a, b = table_holdings(old), table_holdings(new)
-    lost = [f"{k} {a[k]:,} -> {b.get(k, 0):,}" for k in a if k != "provenance" and b.get(k, 0) < a[k]]
-    if a["provenance"] - b["provenance"]:
-        lost.append(f"provenance fields {sorted(a['provenance'] - b['provenance'])} missing")
-    return lost
+        kind = extra.get("kind")
+        if kind not in ("cell", "selection"):
+            continue
+        def bad(field: str, want: str) -> PrecomputeError:
+            return PrecomputeError(f"{source}: extra {name!r} field {field!r} must be {want}; the table was not written by fgpo precompute, or was edited")
+        if kind == "selection" and not isinstance(extra.get("key_label"), str):
+            raise bad("key_label", "the selection call's cache label (text)")
+        for field, kinds, want in (("answers", (str,), "a list of texts or nulls"), ("subsets", (str,), "a list of subset labels or nulls"),
+                                   ("rewards", (int, float), "a list of numbers or nulls")):
+            values = extra.get(field)
+            if not isinstance(values, list) or not all(v is None or (isinstance(v, kinds) and not isinstance(v, bool)) for v in values):
+                raise bad(field, want)
 
 
 class EngineOracle:

@@ -1,0 +1,276 @@
+"""Your own agent through the same engine: a benchmark of your questions, tools and scorer, named by import path.
+
+A built-in benchmark is an entry of :data:`fgpo_lib.genomics.benchmarks.BENCHMARKS`; yours is an
+:class:`AgentBenchmark` that your module defines, and every command that takes ``--benchmark`` takes its import
+path, ``mypkg.agent:BENCHMARK``::
+
+    from fgpo_lib.agent import AgentBenchmark, AgentQuestion, AgentTool
+
+    BENCHMARK = AgentBenchmark(
+        name="travel-desk",
+        questions=[AgentQuestion("q1", "Is it raining in Oslo now?", "yes", task="weather"), ...],
+        tools=[AgentTool("weather", "current weather of a city", weather_of), ...],   # question text -> output text
+        score=lambda answer, gold: float(answer.strip().lower() == gold.lower()),       # -> a reward in [0, 1]
+        instructions="Answer the traveller's question using only the tool outputs. Reply with the answer alone.",
+    )
+
+The precompute engine then evaluates every (question, tool subset) cell with any reasoner (a built-in one,
+``openai-http`` with your instructions as its system prompt, or a Python callable, ``--reasoner mypkg.agent:answer``),
+with the same cache, resume, checkpoints, Dask, ``verify-table`` and ``table-info``. What a cell's cache key says
+about your tools is their fingerprint (:meth:`AgentBenchmark.tools_version`): the sha256 of what each tool outputs
+alone on every question, so editing a tool's code or data invalidates exactly the cells it made.
+
+:func:`resolve_benchmark` turns a ``--benchmark`` value into an entry: a built-in name, or ``module:attribute``. A
+module that cannot be imported, an attribute that is not an :class:`AgentBenchmark`, or an entry missing a part is a
+:class:`BenchmarkError` naming it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Callable, Sequence
+
+from .splits import Question, stratified_split
+
+
+class BenchmarkError(ValueError):
+    """A ``--benchmark`` that cannot be used, named: an unknown name, a module that does not import, a missing part."""
+
+
+@dataclass(frozen=True)
+class AgentQuestion:
+    """One question of your agent: a unique id, the text the tools and the reasoner read, the gold answer your
+    scorer compares with, and optionally a task (the split is stratified by it) and a split (``train``/``test``;
+    empty: the deterministic stratified split, 30% test)."""
+
+    id: str
+    text: str
+    answer: str
+    task: str = ""
+    split: str = ""
+
+
+@dataclass(frozen=True)
+class AgentTool:
+    """One tool: its name (no ``+``), a one-line description (what a selection call shows), and ``run``, a function
+    of the question text that returns the tool's output as text. It must be deterministic: its output is cached."""
+
+    name: str
+    description: str
+    run: Callable[[str], str]
+
+
+class _ToolOutput:
+    """The shape :func:`fgpo_lib.genomics.tools.run_subset` hands on: the rendered text and no entities."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.entities = text, {}
+
+
+class _ToolAdapter:
+    """An :class:`AgentTool` behind the engine's tool interface (``name``, ``description``, ``run(question, ctx)``)."""
+
+    def __init__(self, tool: AgentTool) -> None:
+        self.tool, self.name, self.description = tool, tool.name, tool.description
+
+    def run(self, question: str, context) -> _ToolOutput:
+        out = self.tool.run(question)
+        if not isinstance(out, str):
+            raise TypeError(f"tool {self.name!r} returned {type(out).__name__}, not text")
+        return _ToolOutput(f"[{self.name}] {out}")
+
+
+@dataclass
+class AgentBenchmark:
+    """A user's benchmark (module doc). ``questions``: a sequence of :class:`AgentQuestion` or a function returning
+    one; ``tools``: a sequence of :class:`AgentTool`, in the order the reasoner sees their outputs; ``score``:
+    ``(answer text, gold answer) -> reward in [0, 1]``; ``instructions``: the system prompt of a generative reasoner;
+    ``examples``: worked examples ``(question, tool outputs text, answer)`` shown before every question."""
+
+    name: str
+    questions: Sequence[AgentQuestion] | Callable[[], Sequence[AgentQuestion]]
+    tools: Sequence[AgentTool]
+    score: Callable[[str, str], float]
+    instructions: str = "Answer the question using only the tool outputs given. Reply with the answer alone."
+    examples: Sequence[tuple[str, str, str]] = ()
+    title: str = ""
+    source: str = field(default="", repr=False)
+    """The import path it was loaded from (set by :func:`resolve_benchmark`); the engine names it in provenance."""
+
+    def __post_init__(self) -> None:
+        problems = []
+        if not isinstance(self.name, str) or not self.name.strip():
+            problems.append("a name (non-empty text)")
+        tools = list(self.tools) if isinstance(self.tools, (list, tuple)) else None
+        if not tools or not all(isinstance(t, AgentTool) for t in tools):
+            problems.append("tools (a non-empty list of AgentTool)")
+        if not callable(self.score):
+            problems.append("score (a function (answer, gold) -> reward in [0, 1])")
+        if not (callable(self.questions) or isinstance(self.questions, (list, tuple))):
+            problems.append("questions (a list of AgentQuestion, or a function returning one)")
+        if problems:
+            raise BenchmarkError(f"benchmark {self.name!r} needs {'; '.join(problems)}")
+        names = [t.name for t in tools]
+        bad = [n for n in names if not isinstance(n, str) or not n or "+" in n or n != n.strip()]
+        if bad or len(set(names)) != len(names):
+            raise BenchmarkError(f"benchmark {self.name!r}: tool names must be distinct, non-empty and without '+', got {names}")
+        self.title = self.title or self.name
+
+    # --- the entry interface the engine reads (as fgpo_lib.genomics.benchmarks.Benchmark's) ------------------------
+    @property
+    def prompt(self) -> str:
+        """The name under which its prompt is registered for generative reasoners (:func:`register_prompt`)."""
+        return self.source or self.name
+
+    @property
+    def library4(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.tools)[:4]
+
+    @cached_property
+    def _questions(self) -> list[Question]:
+        raw = self.questions() if callable(self.questions) else self.questions
+        items = list(raw)
+        if not items:
+            raise BenchmarkError(f"benchmark {self.name!r} has no questions")
+        for i, q in enumerate(items):
+            if not isinstance(q, AgentQuestion):
+                raise BenchmarkError(f"benchmark {self.name!r}: question {i} is a {type(q).__name__}, not an AgentQuestion")
+            if not isinstance(q.id, str) or not q.id or not isinstance(q.text, str) or not isinstance(q.answer, str):
+                raise BenchmarkError(f"benchmark {self.name!r}: question {i} needs a text id, text and answer, got {q!r}")
+            if q.split not in ("", "train", "test"):
+                raise BenchmarkError(f"benchmark {self.name!r}: question {q.id!r} has split {q.split!r}; use 'train', 'test' or leave it empty")
+        ids = [q.id for q in items]
+        if len(set(ids)) != len(ids):
+            dup = next(i for i in ids if ids.count(i) > 1)
+            raise BenchmarkError(f"benchmark {self.name!r}: question id {dup!r} appears twice")
+        default = stratified_split(ids, [q.task for q in items])
+        return [Question(q.id, self.name, q.task, q.text, q.answer, q.split or str(s)) for q, s in zip(items, default)]
+
+    def questions_list(self) -> list[Question]:
+        return list(self._questions)
+
+    def make_tools(self) -> list:
+        return [_ToolAdapter(t) for t in self.tools]
+
+    @cached_property
+    def _tool_hashes(self) -> dict[str, str]:
+        """Each tool's fingerprint: sha256 of what it outputs alone on every question."""
+        out = {}
+        for tool in self.make_tools():
+            h = hashlib.sha256(tool.name.encode())
+            for q in self._questions:
+                h.update(tool.run(q.text, None).text.encode())
+            out[tool.name] = h.hexdigest()[:16]
+        return out
+
+    def tools_version(self, tools) -> str:
+        """The fingerprint of the tools in ``tools`` (names): their outputs on every question (module doc)."""
+        hashes = self._tool_hashes
+        return "agent-" + hashlib.sha256(json.dumps([hashes[t] for t in sorted(t for t in tools if t in hashes)]).encode()).hexdigest()[:16]
+
+    def score_answer(self, question: Question, answer: str) -> float:
+        value = self.score(answer, question.answer)
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise BenchmarkError(f"benchmark {self.name!r}: its score returned {value!r}, not a number") from None
+        if not 0.0 <= value <= 1.0:
+            raise BenchmarkError(f"benchmark {self.name!r}: its score returned {value}, outside [0, 1]")
+        return value
+
+    def data_sha256(self) -> str:
+        """sha256 of the questions (ids, texts, answers, tasks, splits): a table records what it was built over."""
+        return hashlib.sha256(json.dumps([[q.qid, q.text, str(q.answer), q.task, q.split] for q in self._questions]).encode()).hexdigest()
+
+    def library(self, tools=None) -> tuple[str, ...]:
+        own = [t.name for t in self.tools]
+        if tools is None:
+            return tuple(own)
+        unknown = [t for t in tools if t not in own]
+        if unknown:
+            raise ValueError(f"{', '.join(map(repr, unknown))}: not a tool of benchmark {self.name!r}; its tools are {', '.join(own)}")
+        if len(set(tools)) != len(tuple(tools)):
+            raise ValueError(f"a tool appears twice in the library {list(tools)}")
+        return tuple(t for t in own if t in set(tools))
+
+
+class _AgentEntry:
+    """An :class:`AgentBenchmark` seen through the engine's entry interface (the method names of
+    :class:`fgpo_lib.genomics.benchmarks.Benchmark`: ``questions()``, ``score(question, answer)``, ``tools``)."""
+
+    def __init__(self, bench: AgentBenchmark) -> None:
+        self.bench = bench
+        self.name, self.title, self.prompt, self.library4 = bench.source or bench.name, bench.title, bench.prompt, bench.library4
+        self.tools = tuple(t.name for t in bench.tools)
+        self.extra_tools: tuple[str, ...] = ()
+
+    def questions(self) -> list[Question]:
+        return self.bench.questions_list()
+
+    def make_tools(self) -> list:
+        return self.bench.make_tools()
+
+    def tools_version(self, tools) -> str:
+        return self.bench.tools_version(tools)
+
+    def score(self, question: Question, answer: str) -> float:
+        return self.bench.score_answer(question, answer)
+
+    def data_sha256(self) -> str:
+        return self.bench.data_sha256()
+
+    def library(self, tools=None) -> tuple[str, ...]:
+        return self.bench.library(tools)
+
+
+def import_object(path: str, what: str):
+    """The object at ``module:attribute`` (``what`` names it in errors)."""
+    module, sep, attr = path.partition(":")
+    if not sep or not module or not attr:
+        raise BenchmarkError(f"{what} {path!r}: give a built-in name or an import path module:attribute (e.g. mypkg.agent:BENCHMARK)")
+    try:
+        mod = importlib.import_module(module)
+    except Exception as exc:  # noqa: BLE001 - any failure of the user's module is named, never a traceback
+        raise BenchmarkError(f"{what} {path!r}: module {module!r} cannot be imported ({type(exc).__name__}: {exc})") from None
+    obj = mod
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise BenchmarkError(f"{what} {path!r}: module {module!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
+_RESOLVED: dict[str, object] = {}
+
+
+def resolve_benchmark(name: str):
+    """A ``--benchmark`` value -> its entry: a built-in benchmark's registry entry, or the :class:`AgentBenchmark`
+    at an import path (its prompt registered for generative reasoners). Resolved once per process."""
+    if name in _RESOLVED:
+        return _RESOLVED[name]
+    from .genomics.benchmarks import BENCHMARKS
+
+    if name in BENCHMARKS:
+        return BENCHMARKS[name]
+    if ":" not in str(name):
+        raise BenchmarkError(f"unknown benchmark {name!r}; built-in: {', '.join(BENCHMARKS)}, or your own as an import path module:attribute "
+                             "holding an fgpo_lib.agent.AgentBenchmark")
+    bench = import_object(name, "--benchmark")
+    if not isinstance(bench, AgentBenchmark):
+        raise BenchmarkError(f"--benchmark {name!r} is a {type(bench).__name__}, not an fgpo_lib.agent.AgentBenchmark")
+    bench.source = name
+    from .reasoners.prompts import register_prompt
+
+    register_prompt(name, bench.instructions, tuple(tuple(e) for e in bench.examples))
+    entry = _AgentEntry(bench)
+    _RESOLVED[name] = entry
+    return entry
+
+
+def benchmark_questions(name: str) -> list[Question]:
+    """The questions of a ``--benchmark`` value (built-in or an import path), with their split."""
+    return resolve_benchmark(name).questions()
