@@ -87,6 +87,22 @@ def _warning_line(command: str):
     return show
 
 
+def _interrupted(label: str) -> int:
+    print(f"fgpo {label}: interrupted; every finished cell or run written so far is kept", file=sys.stderr)
+    return 130
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while handling a Ctrl-C (its cause or context chain holds a KeyboardInterrupt)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand. Bad flags end in argparse's usage line; bad input (a malformed table, a broken model file,
     a failed reasoner, an unwritable path) in one ``fgpo <command>: error: ...`` line and exit status 2."""
@@ -100,12 +116,15 @@ def main(argv: list[str] | None = None) -> int:
         warnings.showwarning = _warning_line(args.command)
         return args.func(args)
     except KeyboardInterrupt:
-        print(f"fgpo {label}: interrupted; every finished cell or run written so far is kept", file=sys.stderr)
-        return 130
+        return _interrupted(label)
     except (ValueError, RuntimeError, OSError, KeyError) as exc:  # RewardTableError, PrecomputeError, OutputError, ...
+        if _caused_by_interrupt(exc):
+            return _interrupted(label)
         print(f"fgpo {label}: error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # a bug, not bad input: one line, and the traceback only when asked for
+        if _caused_by_interrupt(exc):  # a library that turns an interrupt during its import into its own error (NumPy)
+            return _interrupted(label)
         if os.environ.get("FGPO_DEBUG"):
             raise
         print(f"fgpo {label}: internal error: {type(exc).__name__}: {exc} (please report it; FGPO_DEBUG=1 shows the traceback)", file=sys.stderr)

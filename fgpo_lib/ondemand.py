@@ -154,7 +154,12 @@ def run(args) -> int:
         kwargs = json.loads(args.reasoner_kwargs)
     except ValueError as exc:
         raise ValueError(f"--reasoner-kwargs: not valid JSON ({exc})") from None
+    if not isinstance(kwargs, dict):
+        raise ValueError(f"--reasoner-kwargs must be a JSON object such as '{{\"n_threads\": 1}}', got {args.reasoner_kwargs!r}")
     base = RewardTable.load(args.table)
+    prov_kwargs = base.provenance.get("reasoner_kwargs")
+    if prov_kwargs is not None and not isinstance(prov_kwargs, dict):
+        raise ValueError(f"--table {args.table}: its provenance field 'reasoner_kwargs' must be an object of reasoner settings, got {type(prov_kwargs).__name__}")
     out = Path(args.out_dir) / f"{args.benchmark}__{args.reasoner}"
     spec = PrecomputeSpec(args.benchmark, args.reasoner, questions=base.n_questions, tools=LARGE_LIBRARIES[args.tools], reasoner_kwargs=kwargs)
     engine = PrecomputeEngine(spec, cache=args.cache)

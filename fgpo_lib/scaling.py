@@ -236,8 +236,10 @@ def add_arguments(ap) -> None:
     from .validation import positive_int
 
     ap.add_argument("--benchmark", required=True, choices=list(BENCHMARKS))
-    ap.add_argument("--reasoner", required=True, choices=list(REASONERS))
-    ap.add_argument("--questions", type=positive_int, default=None, help="a task-stratified sample (default: all)")
+    readers = [name for name, e in REASONERS.items() if e.kind == "reader"]
+    ap.add_argument("--reasoner", required=True, choices=readers, help=f"the reader whose tables are built ({', '.join(readers)}); an LLM's 20-tool "
+                    "tables are fgpo ondemand's")
+    ap.add_argument("--questions", type=positive_int, default=None, help="a task-stratified sample (default: all); it must leave training and test questions")
     ap.add_argument("--cache", default=str(DEFAULT_CACHE), help="the SQLite cell cache (default ~/.cache/fgpo/cells.sqlite)")
     ap.add_argument("--out-dir", default=str(RUNS_DIR), help="where the run records go (default records/scaling)")
 
@@ -250,6 +252,10 @@ def run(args) -> int:
     t0 = time.perf_counter()
     tables = scaling_tables(args.benchmark, args.reasoner, args.questions, args.cache, progress=True)
     t1 = time.perf_counter()
+    first = next(iter(tables.values()))
+    if not len(first.split_index("test")) or not len(first.split_index("train")):
+        raise ValueError(f"--questions {args.questions}: the sample of {first.n_questions} questions has no "
+                         f"{'test' if not len(first.split_index('test')) else 'training'} question; give a larger sample")
     curves, finals = run_scaling(tables, seeds=SCHEDULE["seeds"], steps=SCHEDULE["steps"], batch=SCHEDULE["batch"], eval_every=SCHEDULE["eval_every"], lr=SCHEDULE["lr"], reward=SCHEDULE["reward"], progress=True)
     t2 = time.perf_counter()
     out = Path(args.out_dir) / f"{args.benchmark}__{args.reasoner}"

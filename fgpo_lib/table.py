@@ -353,12 +353,21 @@ class RewardTable:
                 every subset of the space either way.
         """
         name = "<DataFrame>" if isinstance(source, pd.DataFrame) else str(source)
+        tool_names, reward_range = _check_long_arguments(name, tool_names, max_size, min_size, reward_range, provenance, subsets)
         df = _read_long(source)
+        dups = sorted({str(c) for c in df.columns[df.columns.duplicated()]})
+        if dups:
+            raise RewardTableError(f"{name}: column{'s' if len(dups) > 1 else ''} {', '.join(map(repr, dups))} given twice; each column must appear once")
         for col in ("question_id", "tools", "reward"):
             if col not in df.columns:
                 raise RewardTableError(f"{name}: missing column {col!r} (found {list(df.columns)})")
         if df.empty:
             raise RewardTableError(f"{name}: no rows; a long table needs one row per (question, subset) cell: question_id,tools,reward")
+        if "question" not in df.columns:
+            import warnings
+
+            warnings.warn(f"{name}: no 'question' column, so each question's id is used as its text, which the featurizers read to route; "
+                          "add a question column (question_id,tools,reward,question[,task,split])", UserWarning, stacklevel=2)
         tools_col = df["tools"].where(df["tools"].notna(), "").astype(str).str.strip().tolist()  # NaN: the empty subset
         split_names = {lbl: [p.strip() for p in lbl.split("+")] if lbl else [] for lbl in set(tools_col)}
         for r, lbl in enumerate(tools_col, start=1):
@@ -367,6 +376,9 @@ class RewardTable:
         inferred = tool_names is None
         if inferred:
             tool_names = sorted({t for parts in split_names.values() for t in parts})
+            if not tool_names:
+                raise RewardTableError(f"{name}: every row's 'tools' is empty (the empty subset), so the table names no tool; a long table needs a row "
+                                       "for every subset of its tools, each a '+'-joined list of tool names")
         known = set(tool_names)
         for r, lbl in enumerate(tools_col, start=1):
             parts = split_names[lbl]
@@ -387,7 +399,12 @@ class RewardTable:
         else:
             max_size = max(sizes.values()) if max_size is None else max_size
             min_size = min(sizes.values()) if min_size is None else min_size
-            space = SubsetSpace(len(tool_names), max_size, min_size, tuple(tool_names))
+            if max_size > len(tool_names):
+                raise RewardTableError(f"{name}: max_size {max_size} is more than the table's {len(tool_names)} tools")
+            try:
+                space = SubsetSpace(len(tool_names), max_size, min_size, tuple(tool_names))
+            except SubsetSpaceError as exc:
+                raise RewardTableError(f"{name}: {exc}") from None
         col_index = {}
         for r, lbl in enumerate(tools_col, start=1):
             if lbl not in col_index:
@@ -424,7 +441,10 @@ class RewardTable:
                 rows_of = {t: sum(t in split_names[lbl] for lbl in tools_col) for t in tool_names}
                 rare = [t for t in tool_names if rows_of[t] < max(rows_of.values())]
                 hint = f"; the tools were taken from the file ({', '.join(f'{t!r} in {rows_of[t]} rows' for t in tool_names)})" + (
-                    f": is {rare[0]!r} a misspelt or unknown tool? Pass tool_names to name the tools" if rare else "")
+                    f": is {rare[0]!r} a misspelt or unknown tool? Pass tool_names (--tool-names) to name the tools" if rare else "")
+            if subsets is None:
+                hint += ("; if the file holds only some subsets on purpose (a candidate set), pass subsets='observed' (fgpo --subsets observed): "
+                         "the table's subsets are then exactly those in the file")
             raise RewardTableError(
                 f"{name}: missing cell: no row for question {q_order[i]!r} with tools {space.label(s)!r} "
                 f"(columns 'question_id','tools'); {len(missing)} cells missing in all, every question needs all {space.n_subsets} subsets{hint}"
@@ -450,6 +470,40 @@ class RewardTable:
             f"RewardTable({self.n_questions} questions ({n_train} train), {self.n_subsets} subsets of tools "
             f"{list(self.tool_names)}, mean reward {self.rewards.mean():.3f})"
         )
+
+
+def _check_long_arguments(name: str, tool_names, max_size, min_size, reward_range, provenance, subsets):
+    """:meth:`RewardTable.from_long`'s keyword arguments checked before the file is read: ``(tool_names, reward_range)``
+    normalised, or a :class:`RewardTableError` naming the argument."""
+    import math
+
+    def bad(arg: str, want: str, got) -> RewardTableError:
+        return RewardTableError(f"{name}: {arg} must be {want}, got {type(got).__name__} {str(got)[:60]!r}")
+
+    if tool_names is not None:
+        if isinstance(tool_names, str) or not all(isinstance(t, str) and t.strip() and "+" not in t for t in tool_names):
+            raise bad("tool_names", "a list of tool names (non-empty, without '+')", tool_names)
+        tool_names = [t.strip() for t in tool_names]
+        if len(set(tool_names)) != len(tool_names):
+            raise RewardTableError(f"{name}: tool_names names a tool twice: {sorted(t for t in set(tool_names) if tool_names.count(t) > 1)}")
+        if not tool_names:
+            raise bad("tool_names", "a non-empty list of tool names", tool_names)
+    for arg, value in (("max_size", max_size), ("min_size", min_size)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise bad(arg, "a whole number >= 0 or None", value)
+    if max_size is not None and min_size is not None and min_size > max_size:
+        raise RewardTableError(f"{name}: min_size {min_size} is more than max_size {max_size}")
+    try:
+        lo, hi = (float(v) for v in reward_range)
+    except (TypeError, ValueError):
+        raise bad("reward_range", "a pair (lo, hi) of numbers", reward_range) from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+        raise bad("reward_range", "a pair (lo, hi) of finite numbers with lo <= hi", reward_range)
+    if provenance is not None and not isinstance(provenance, dict):
+        raise bad("provenance", "a dict", provenance)
+    if subsets is not None and subsets != "observed" and (isinstance(subsets, str) or not isinstance(subsets, (list, tuple)) or not all(isinstance(x, str) for x in subsets)):
+        raise bad("subsets", "None, 'observed' or a list of '+'-joined subset labels", subsets)
+    return tool_names, (lo, hi)
 
 
 def _distinct_subsets(labels) -> list[str]:

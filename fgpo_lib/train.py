@@ -46,7 +46,7 @@ from .oracle import RewardOracle, TableOracle
 from .policy import SubsetPolicy
 from .rewards import RewardSpec
 from .table import RewardTable
-from .validation import MAX_GROUP, MAX_HIDDEN, MAX_QUESTIONS, MAX_SEED, MAX_STEPS, check_ranges
+from .validation import MAX_GROUP, MAX_HIDDEN, MAX_QUESTIONS, MAX_SEED, MAX_STEPS, check_int_fields, check_ranges
 
 #: the method names of :data:`fgpo_lib.algos.registry.METHODS`, in registry order
 METHODS = tuple(REGISTRY)
@@ -102,18 +102,21 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check_method(self.method)
+        check_int_fields(self, ("seed", "steps", "batch_questions", "group_size", "hidden", "eval_every"))
         check_ranges(self)
         RewardSpec.parse(self.reward)  # a clear error for an unknown reward, before any training
-        if isinstance(self.fgpo, dict):
-            self.fgpo = FGPOConfig(**self.fgpo)
-        if isinstance(self.grpo, dict):
-            self.grpo = GRPOConfig(**self.grpo)
-        if isinstance(self.dpo, dict):
-            self.dpo = DPOConfig(**self.dpo)
-        if isinstance(self.sas, dict):
-            self.sas = SumAndSampleConfig(**self.sas)
-        if isinstance(self.us, dict):
-            self.us = UnorderedSetConfig(**self.us)
+        if self.prior is not None and (not isinstance(self.prior, dict) or not all(isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                                                   for k, v in self.prior.items())):
+            raise ValueError(f"prior must be None or an object {{subset label: probability}} such as {{\"a+b\": 0.5}}, got {self.prior!r}")
+        for name, cls in (("fgpo", FGPOConfig), ("grpo", GRPOConfig), ("dpo", DPOConfig), ("sas", SumAndSampleConfig), ("us", UnorderedSetConfig)):
+            value = getattr(self, name)
+            if isinstance(value, dict):
+                try:
+                    setattr(self, name, cls(**value))
+                except TypeError as exc:
+                    raise ValueError(f"{name}: {exc}") from None
+            elif not isinstance(value, cls):
+                raise ValueError(f"{name} must be a {cls.__name__} or a dict of its settings, got {type(value).__name__} {value!r}")
         self.settings = parse_settings(self.method, self.settings)
 
 

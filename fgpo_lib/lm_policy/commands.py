@@ -108,20 +108,38 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", help="write the scores (JSON) here")
 
 
-def run_eval(args: argparse.Namespace) -> int:
-    from ..table import RewardTable
+def read_record(path: str) -> dict:
+    """A run record from its file, checked (:func:`~fgpo_lib.lm_policy.run.check_record`); a file that is not JSON
+    text (a table passed as the record, say) is a named error."""
+    from .run import check_record
 
     try:
-        record = json.loads(Path(args.record).read_text())
-        record["test"]["scoring"]["choices"]
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise LMPolicyError(f"{args.record} is not a run record of fgpo lm-train ({type(exc).__name__}: {exc})") from None
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise LMPolicyError(f"{path}: not a run record of fgpo lm-train (not UTF-8 text: a binary file, such as a reward table?)") from None
+    except OSError as exc:
+        raise LMPolicyError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LMPolicyError(f"{path}: not a run record of fgpo lm-train (not valid JSON: {exc})") from None
+    return check_record(record, path)
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from ..files import atomic_write_json, check_new_file_path, refuse_inputs_as_outputs
+    from ..table import RewardTable
+
+    if args.out:
+        check_new_file_path("--out", args.out)
+    refuse_inputs_as_outputs({"--out": args.out}, {"record": args.record, "--table": args.table})
+    record = read_record(args.record)
     out = {}
     for path in args.table:
-        res = rescore(record, RewardTable.load(path))
+        res = rescore(record, RewardTable.load(path), args.record)
         out[path] = res
         print(f"{Path(path).stem}: {len(res['scoring']['scores'])} shared test questions; score {mean_score(res['scoring']['scores']):.2f} (candidate scoring), "
               f"{mean_score(res['generation']['scores']):.2f} (free generation)")
     if args.out:
-        Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+        atomic_write_json(args.out, out, sort_keys=False)
     return 0

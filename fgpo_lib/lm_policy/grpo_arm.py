@@ -27,13 +27,14 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..validation import MAX_GROUP, MAX_QUESTIONS, MAX_SEED, MAX_STEPS, Ranged, check_choice, check_int_fields
 from .checkpoints import DevSelector, evaluate_on_test, train_with_dev
 from .data import TableReward, check_table, prompt_text
 from .resume import RunCheckpoint
 
 
 @dataclass
-class LMGRPOConfig:
+class LMGRPOConfig(Ranged):
     lr: float = 3e-4
     """Learning rate of the adapter."""
     group_size: int = 6
@@ -56,6 +57,15 @@ class LMGRPOConfig:
     """Steps between dev evaluations (and checkpoints)."""
     seed: int = 0
     """TRL's seed: sampling and data order."""
+
+    RANGES = {"lr": (1e-12, 1.0), "group_size": (2, MAX_GROUP), "questions_per_step": (1, MAX_QUESTIONS), "temperature": (1e-6, None),
+              "max_completion_length": (1, 4096), "budget": (1e-6, 10_000), "beta": (0, None), "eval_every": (1, MAX_STEPS), "seed": (0, MAX_SEED)}
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_int_fields(self, ("group_size", "questions_per_step", "max_completion_length", "eval_every", "seed"))
+        check_choice("loss_type", self.loss_type, ("grpo", "bnpo", "dr_grpo", "dapo"))
+        check_choice("scale_rewards", self.scale_rewards, ("group", "batch", "none"))
 
 
 def grpo_args(cfg: LMGRPOConfig, out: str, steps: int, progress: bool = False, saving: dict | None = None, model=None):

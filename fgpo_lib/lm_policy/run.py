@@ -122,7 +122,8 @@ def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone
             checkpoint.save_warm(model, warm)
     rec = LM_ARMS[arm][1](model, tokenizer, table, splits, cfg, progress=progress, checkpoint=checkpoint)
     rec = {"arm": arm, "seed": cfg.seed, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-           "table": {"path": str(table_path), "content_hash": table.content_hash(), "reasoner": table.provenance.get("reasoner"), "benchmark": table.provenance.get("benchmark")},
+           "table": {"path": str(table_path), "content_hash": table.content_hash(), "reasoner": table.provenance.get("reasoner"), "benchmark": table.provenance.get("benchmark"),
+                     "tools": list(table.tool_names)},
            "backbone": backbone_provenance(backbone, dtype, device), "splits": {k: [table.question_ids[r] for r in v] for k, v in splits.items()}, "format_warmup": warm, **rec}
     if out is not None:
         path = Path(out)
@@ -137,10 +138,53 @@ def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone
     return rec
 
 
-def rescore(record: dict, table: RewardTable) -> dict:
+def record_tools(record: dict, source: str = "the record") -> tuple[str, ...]:
+    """The tool library a record's policy chose from: its ``table.tools``, or (records made before the field) the
+    tools of the training table its path names, when that file's content hash is the record's."""
+    block = record.get("table") if isinstance(record.get("table"), dict) else {}
+    if isinstance(block.get("tools"), list):
+        return tuple(block["tools"])
+    from .runs import ROOT
+
+    path = ROOT / str(block.get("path", ""))
+    if block.get("path") and path.is_file():
+        trained = RewardTable.load(path)
+        if trained.content_hash() == block.get("content_hash"):
+            return trained.tool_names
+    raise LMPolicyError(f"{source}: names no tool library (table.tools), and its training table {block.get('path')!r} is not here to read it from")
+
+
+def check_record(record, source: str = "the record") -> dict:
+    """A run record as :func:`rescore` reads it, checked where it is read: its ``test`` block, each decoding's
+    ``choices`` (a whole-number subset index or null per test question) and ``question_ids`` (texts). A malformed
+    record is an :class:`LMPolicyError` naming the file and the field."""
+    if not isinstance(record, dict) or not isinstance(record.get("test"), dict):
+        raise LMPolicyError(f"{source}: not a run record of fgpo lm-train (no 'test' object)")
+    test = record["test"]
+    qids = test.get("question_ids")
+    if not isinstance(qids, list) or not all(isinstance(q, str) for q in qids):
+        raise LMPolicyError(f"{source}: field test.question_ids must be a list of question ids, got {type(qids).__name__}")
+    for decoding in DECODINGS:
+        block = test.get(decoding)
+        if not isinstance(block, dict):
+            raise LMPolicyError(f"{source}: field test.{decoding} is missing; a record of fgpo lm-train holds both decodings ({', '.join(DECODINGS)})")
+        choices = block.get("choices")
+        if not isinstance(choices, list) or not all(c is None or (isinstance(c, int) and not isinstance(c, bool)) for c in choices):
+            raise LMPolicyError(f"{source}: field test.{decoding}.choices must be a list of subset indices (whole numbers) or nulls")
+        if len(choices) != len(qids):
+            raise LMPolicyError(f"{source}: field test.{decoding}.choices has {len(choices)} entries for {len(qids)} test questions")
+    return record
+
+
+def rescore(record: dict, table: RewardTable, source: str = "the record") -> dict:
     """The record's test choices scored on ``table`` (same library), for the questions both hold: per decoding,
-    ``{"question_ids", "scores", "sizes", "format_failures"}`` (a format failure scores the no-tool cell)."""
+    ``{"question_ids", "scores", "sizes", "format_failures"}`` (a format failure scores the no-tool cell). A record
+    of another library, or with a choice outside the table's subsets, is a named error."""
     check_table(table)
+    check_record(record, source)
+    tools = record_tools(record, source)
+    if tuple(tools) != tuple(table.tool_names):
+        raise LMPolicyError(f"{source}: its policy chose among subsets of {', '.join(tools)}, but the table's tools are {', '.join(table.tool_names)}: another library")
     test = record["test"]
     row_of = {q: i for i, q in enumerate(table.question_ids)}
     shared = [(k, row_of[q]) for k, q in enumerate(test["question_ids"]) if q in row_of]
@@ -150,8 +194,9 @@ def rescore(record: dict, table: RewardTable) -> dict:
     out = {}
     for decoding in DECODINGS:
         choices = [test[decoding]["choices"][k] for k, _ in shared]
-        if max((c for c in choices if c is not None), default=-1) >= table.n_subsets:
-            raise LMPolicyError(f"the record chose subset {max(c for c in choices if c is not None)}, outside the table's {table.n_subsets} subsets: another library")
+        out_of_range = [c for c in choices if c is not None and not 0 <= c < table.n_subsets]
+        if out_of_range:
+            raise LMPolicyError(f"{source}: test.{decoding} chose subset {out_of_range[0]}, outside the table's subsets 0..{table.n_subsets - 1}")
         scored = score_choices(table, rows, choices)
         out[decoding] = {"question_ids": [table.question_ids[r] for r in rows], **{k: scored[k] for k in ("scores", "sizes", "format_failures")}}
     return out
@@ -161,4 +206,4 @@ def mean_score(scores) -> float:
     return 100 * float(np.mean(scores)) if len(scores) else float("nan")
 
 
-__all__ = ["DECODINGS", "LM_ARMS", "arm_config", "mean_score", "rescore", "run_lm_arm"]
+__all__ = ["DECODINGS", "LM_ARMS", "arm_config", "check_record", "mean_score", "record_tools", "rescore", "run_lm_arm"]

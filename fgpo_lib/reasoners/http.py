@@ -5,11 +5,13 @@ and tool outputs) to ``{base_url}/v1/chat/completions`` with temperature 0, or t
 ``/v1/completions`` when ``chat=False``. Requests that time out, or get HTTP 429 or 5xx, are retried ``retries``
 times with exponential backoff (``backoff * 2**attempt`` seconds); after that, or on any other HTTP error or a
 response without ``choices``, :class:`ReasonerError` is raised, which the precompute engine records as a failed
-cell. ``answer_batch`` runs at most ``concurrency`` requests at a time.
+cell. ``answer_batch`` runs at most ``concurrency`` requests at a time. A cell's cache key names what the server says
+it serves under the model's name (``GET /v1/models``; :meth:`OpenAIHTTPReasoner.fingerprint`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 import time
@@ -108,5 +110,37 @@ class OpenAIHTTPReasoner(Reasoner):
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             return list(pool.map(lambda it: self.answer(*it), items))
 
+    def served_model(self) -> dict | None:
+        """What the server says it serves under ``model``: its entry of ``GET /v1/models`` (the only model it lists,
+        when it lists one and ``model`` is ``default``), or ``None`` where the server has no such endpoint or does not
+        list the model. A server that cannot be reached at all is a :class:`ReasonerError` naming the URL."""
+        url = self.base_url + "/v1/models"
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=self.timeout) as resp:
+                data = json.loads(resp.read().decode())
+        except urllib.error.HTTPError:
+            return None  # no /v1/models here: the name is all there is to key on
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, (socket.timeout, TimeoutError)):
+                return None
+            raise ReasonerError(f"cannot reach {self.base_url} (GET /v1/models: {exc.reason}); is the server running?") from exc
+        except (socket.timeout, TimeoutError, ValueError):
+            return None
+        models = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(models, list):
+            return None
+        entries = [m for m in models if isinstance(m, dict)]
+        match = [m for m in entries if m.get("id") == self.model]
+        if not match and self.model == "default" and len(entries) == 1:
+            match = entries
+        return match[0] if match else None
+
     def fingerprint(self) -> dict:
-        return {"reasoner": self.name, "model_sha256": f"remote:{self.base_url}/{self.model}", "prompt_sha256": self.template.sha256 + ("-chat" if self.chat else "-raw"), "reasoner_version": f"openai-http max_tokens={self.max_tokens}"}
+        """The cache key's reasoner: the endpoint and model name, and what the server says it serves under that name
+        (its ``/v1/models`` entry, hashed), so another model served under the same name never reuses the old cells.
+        Where the server does not tell (no ``/v1/models``, or the name not listed), the key says ``unverified``."""
+        served = self.served_model()
+        what = "unverified" if served is None else hashlib.sha256(json.dumps(served, sort_keys=True).encode()).hexdigest()[:16]
+        return {"reasoner": self.name, "model_sha256": f"remote:{self.base_url}/{self.model}:{what}", "prompt_sha256": self.template.sha256 + ("-chat" if self.chat else "-raw"),
+                "reasoner_version": f"openai-http max_tokens={self.max_tokens}"}

@@ -1,0 +1,365 @@
+"""Nothing lost, round three (issue #44): files a command must never destroy, settings checked before any work,
+records and tables validated where they are read, and no internal error or traceback for any input of the audit.
+
+Every bad input asserts the exit code (2), no traceback, and a message naming the file, flag or field; every
+destroyed-file case asserts the file is byte-for-byte what it was.
+"""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fgpo_lib import RewardTable
+from fgpo_lib.table import RewardTableError
+
+from test_user_errors import ROOT, fails, run
+
+FGPO = [sys.executable, "-m", "fgpo_lib.cli"]
+RECORD = ROOT / "records" / "lm_policy" / "geneseq__fgpo__s0.json"
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    path = tmp_path_factory.mktemp("t") / "t.npz"
+    assert run(["example-table", "--out", path, "--questions", 24])[0] == 0
+    return path
+
+
+# --- data lost -----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", [["train", "--steps", 2], ["compare", "--methods", "uniform", "--seeds", 0, "--steps", 2]])
+def test_an_output_that_is_the_input_table_is_refused_before_any_work(table, command):
+    before = table.read_bytes()
+    fails([command[0], "--table", table, *command[1:], "--out", table], "--out", "--table", "replace the input")
+    assert table.read_bytes() == before
+
+
+def test_lm_eval_never_writes_over_its_record_or_table(tmp_path):
+    record = tmp_path / "r.json"
+    record.write_bytes(RECORD.read_bytes())
+    fails(["lm-eval", record, "--table", ROOT / "tables" / "geneseq__smollm2-135m__4tools.npz", "--out", record], "--out", "record")
+    assert record.read_bytes() == RECORD.read_bytes()
+
+
+def _limited(limit_bytes: int):
+    """A child process whose files may not grow past ``limit_bytes`` (ulimit -f), the write failing with EFBIG."""
+    import resource
+
+    def setup():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+    return setup
+
+
+@pytest.mark.parametrize("command", ["train", "compare"])
+def test_a_record_rewritten_on_a_full_disk_leaves_the_old_one_valid(table, tmp_path, command):
+    out = tmp_path / "run.json"
+    argv = [command, "--table", str(table), "--steps", "2", "--out", str(out)] + (["--methods", "fgpo", "--seeds", "0"] if command == "compare" else [])
+    assert run(argv)[0] == 0
+    before = out.read_bytes()
+    proc = subprocess.run([*FGPO, *argv], capture_output=True, text=True, preexec_fn=_limited(len(before) // 2), cwd=ROOT)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and str(out) in proc.stderr, proc.stderr
+    assert out.read_bytes() == before and json.loads(before)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "a temporary file was left behind"
+
+
+def test_a_table_rewritten_on_a_full_disk_leaves_the_old_one_valid(tmp_path):
+    out = tmp_path / "t.npz"
+    assert run(["example-table", "--out", out, "--questions", 2000])[0] == 0
+    before = out.read_bytes()
+    proc = subprocess.run([*FGPO, "example-table", "--out", str(out), "--questions", "2000", "--seed", "1"], capture_output=True, text=True,
+                          preexec_fn=_limited(8192), cwd=ROOT)
+    assert proc.returncode == 2 and str(out) in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert out.read_bytes() == before and RewardTable.load(out).n_questions == 2000
+
+
+def test_an_output_on_a_device_is_named(table):
+    fails(["train", "--table", table, "--steps", 1, "--out", "/dev/full"], "/dev/full", "not a regular file")
+
+
+def test_precompute_never_replaces_another_reasoners_table_of_equal_size(tmp_path):
+    out, cache = tmp_path / "A.npz", tmp_path / "c.sqlite"
+    base = ["precompute", "--benchmark", "genehop", "--questions", 4, "--quiet", "--cache", cache, "--out", out]
+    assert run([*base, "--reasoner", "bm25"])[0] == 0
+    before = out.read_bytes()
+    fails([*base, "--reasoner", "records"], "--out", "another table", "reasoner 'bm25' -> 'records'", "--force")
+    assert out.read_bytes() == before
+    assert run([*base, "--reasoner", "records", "--force"])[0] == 0
+
+
+def test_a_resume_that_computes_no_cell_leaves_every_array_identical(tmp_path):
+    """The committed table with both extras (All-Tools and the selection call): rewards, answers and seconds with
+    their dtypes, and the extras as JSON (exact floats, nulls kept), identical after an in-place resume."""
+    src = ROOT / "tables" / "genehop__smollm2-135m__4tools.npz"
+    a = RewardTable.load(src)
+    assert {"all_tools", "selection"} <= set(a.extras)
+    copy = tmp_path / src.name
+    copy.write_bytes(src.read_bytes())
+    code, _, err = run(["precompute", "--benchmark", "genehop", "--reasoner", "smollm2-135m", "--tools", "four", "--extras", "--quiet",
+                        "--resume-from", copy, "--out", copy, "--cache", tmp_path / "fresh.sqlite"])
+    assert code == 0, err
+    b = RewardTable.load(copy)
+    for name in ("rewards", "answers", "seconds"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype, name
+        assert np.array_equal(x, y, equal_nan=name == "seconds"), name
+    assert json.dumps(a.extras, sort_keys=True) == json.dumps(b.extras, sort_keys=True)
+
+
+def test_two_precomputes_on_one_output_never_blame_the_workers(tmp_path):
+    out = tmp_path / "t.npz"
+    argv = [*FGPO, "precompute", "--benchmark", "genehop", "--reasoner", "records", "--questions", "6", "--checkpoint-every", "1", "--quiet", "--out", str(out)]
+    procs = [subprocess.Popen([*argv, "--cache", str(tmp_path / f"c{i}.sqlite")], stderr=subprocess.PIPE, text=True, cwd=ROOT) for i in range(2)]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode in (0, 2) and "worker processes" not in err and "Traceback" not in err, err
+    assert RewardTable.load(out).n_questions == 6
+
+
+# --- silent wrong results --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("edit,names", [
+    (lambda r: r["test"]["scoring"]["choices"].__setitem__(0, -1), ["subset -1", "outside"]),
+    (lambda r: r["test"]["scoring"]["choices"].__setitem__(0, 1.5), ["test.scoring.choices", "whole numbers"]),
+    (lambda r: r["test"]["scoring"]["choices"].__setitem__(0, True), ["test.scoring.choices"]),
+    (lambda r: r["test"]["scoring"].__setitem__("choices", "0,1"), ["test.scoring.choices"]),
+    (lambda r: r["test"]["scoring"]["choices"].pop(), ["test.scoring.choices", "entries for"]),
+    (lambda r: r["test"].__setitem__("question_ids", 7), ["test.question_ids"]),
+    (lambda r: r["test"]["generation"].__setitem__("choices", ["a"] * len(r["test"]["question_ids"])), ["test.generation.choices"]),
+    (lambda r: r["test"].pop("generation"), ["test.generation", "missing"]),
+])
+def test_lm_eval_names_a_malformed_record(tmp_path, edit, names):
+    rec = json.loads(RECORD.read_text())
+    edit(rec)
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(rec))
+    fails(["lm-eval", path, "--table", ROOT / "tables" / "geneseq__smollm2-135m__4tools.npz"], str(path), *names)
+
+
+def test_lm_eval_refuses_a_table_of_another_library_and_a_table_as_the_record():
+    fails(["lm-eval", RECORD, "--table", ROOT / "tables" / "geneseq__smollm2-135m.npz"], "another library")
+    table = ROOT / "tables" / "geneseq__smollm2-135m__4tools.npz"
+    fails(["lm-eval", table, "--table", table], str(table), "not a run record", "not UTF-8")
+
+
+@pytest.mark.parametrize("setting,names", [
+    ("epochs=nan", ["epochs", "finite"]), ("epochs=inf", ["epochs", "finite"]), ("epochs=-1", ["epochs"]), ("lr=-1", ["lr"]), ("lr=nan", ["lr"]),
+    ("eval_every=0", ["eval_every"]), ("batch_questions=0", ["batch_questions"]), ("reward=bogus", ["reward", "bogus"]), ("beta=nan", ["beta"]),
+    ("format_weight=-3", ["format_weight"]), ("length_norm=ture", ["length_norm", "ture"]), ("objective=x", ["objective"]),
+])
+def test_lm_train_checks_every_setting_before_the_backbone_loads(tmp_path, setting, names):
+    t0 = time.perf_counter()
+    fails(["lm-train", "--table", ROOT / "tables" / "geneseq__qwen2.5-coder-0.5b__4tools.npz", "--arm", "fgpo", "--set", setting, "--out", tmp_path / "r.json"], *names)
+    assert time.perf_counter() - t0 < 30  # no backbone was loaded
+
+
+def test_lm_train_checks_its_output_before_the_backbone_loads(tmp_path):
+    fails(["lm-train", "--table", ROOT / "tables" / "geneseq__qwen2.5-coder-0.5b__4tools.npz", "--arm", "fgpo", "--out", tmp_path], "--out", "directory")
+    fails(["lm-train", "--table", ROOT / "tables" / "geneseq__qwen2.5-coder-0.5b__4tools.npz", "--arm", "fgpo", "--out", tmp_path / "r.csv"], "--out", ".json")
+
+
+def test_scaling_takes_a_reader_only_and_a_sample_with_test_questions(tmp_path):
+    fails(["scaling", "--benchmark", "genehop", "--reasoner", "qwen2.5-coder-0.5b"], "--reasoner", "invalid choice")
+    fails(["scaling", "--benchmark", "genehop", "--reasoner", "records", "--questions", 1, "--cache", tmp_path / "c.sqlite", "--out-dir", tmp_path],
+          "--questions 1", "no test question")
+
+
+@pytest.mark.parametrize("argv", [["precompute", "--benchmark", "genehop", "--reasoner", "records", "--out", "{tmp}/x.csv"],
+                                  ["example-table", "--out", "{tmp}/x.csv"]])
+def test_a_table_written_under_another_suffix_is_refused(tmp_path, argv):
+    fails([a.format(tmp=tmp_path) if isinstance(a, str) else a for a in argv], "--out", ".npz")
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_flags_that_do_not_apply_are_errors_not_ignored(table, tmp_path):
+    fails(["train", "--table", table, "--subsets", "observed", "--steps", 1], "--subsets", ".npz")
+    fails(["precompute", "--benchmark", "genehop", "--reasoner", "records", "--tools", "composition,knn", "--out", tmp_path / "t.npz"],
+          "--tools", "'composition'", "not tools of benchmark 'genehop'")
+
+
+# --- internal errors that were reachable -----------------------------------------------------------------------------
+def test_a_prior_that_is_not_an_object_is_a_flag_error(table):
+    fails(["train", "--table", table, "--prior", "[1,2]"], "--prior", "JSON object")
+
+
+def _with_provenance(src: Path, dst: Path, **changes) -> Path:
+    t = RewardTable.load(src)
+    t.provenance = {**t.provenance, **changes}
+    t.save(dst)
+    return dst
+
+
+@pytest.mark.parametrize("changes,names", [({"reasoner_kwargs": [1, 2]}, ["reasoner_kwargs", "object"]), ({"max_size": "four"}, ["max_size", "whole number"]),
+                                           ({"benchmark": "geneseq"}, ["genehop/", "not a question of benchmark 'geneseq'"])])
+def test_verify_table_names_a_provenance_it_cannot_use(tmp_path, changes, names):
+    path = _with_provenance(ROOT / "tables" / "genehop__qwen2.5-coder-0.5b__4tools.npz", tmp_path / "t.npz", **changes)
+    fails(["verify-table", path, "--sample", 1, "--extras", 0], *names)
+
+
+def test_ondemand_names_reasoner_kwargs_that_are_not_an_object(tmp_path):
+    path = _with_provenance(ROOT / "tables" / "geneturing__gemma3-270m.npz", tmp_path / "t.npz", reasoner_kwargs=[1])
+    fails(["ondemand", "--benchmark", "geneturing", "--reasoner", "gemma3-270m", "--table", path, "--out-dir", tmp_path], "reasoner_kwargs", "object")
+
+
+def test_a_full_disk_under_the_cell_cache_is_named(tmp_path):
+    from fgpo_lib.precompute import CellCache, PrecomputeError
+
+    cache = CellCache(tmp_path / "c.sqlite")
+
+    class Full:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            return False
+
+        def executemany(self, *a):
+            raise sqlite3.OperationalError("database or disk is full")
+
+    cache.db = Full()
+    with pytest.raises(PrecomputeError, match=r"c\.sqlite.*disk is full"):
+        cache.put([("k", "q", "", "r", "a", 1.0, "ok", "", 0.1)])
+
+
+@pytest.mark.parametrize("edit,names", [(lambda e: e["selection"].pop("key_label"), ["'selection'", "key_label"]),
+                                        (lambda e: e["selection"].__setitem__("rewards", ["x"] * len(e["selection"]["rewards"])), ["'selection'", "rewards"])])
+def test_a_resume_source_with_malformed_extras_is_named(tmp_path, edit, names):
+    t = RewardTable.load(ROOT / "tables" / "genehop__smollm2-135m__4tools.npz")
+    edit(t.extras)
+    src = tmp_path / "src.npz"
+    t.save(src)
+    fails(["precompute", "--benchmark", "genehop", "--reasoner", "smollm2-135m", "--tools", "four", "--resume-from", src, "--out", tmp_path / "o.npz",
+           "--cache", tmp_path / "c.sqlite", "--quiet"], str(src), *names)
+
+
+@pytest.mark.parametrize("content,names", [("{not json", ["not a cross-build record", "JSON"]), ('{"cells": {}}', ["not a complete cross-build record"])])
+def test_cross_build_names_a_broken_record_in_its_folder(tmp_path, content, names):
+    (tmp_path / "geneturing__smollm2-135m.json").write_text(content)
+    fails(["cross-build", ROOT / "tables" / "geneturing__smollm2-135m.npz", "--out-dir", tmp_path], "geneturing__smollm2-135m.json", *names)
+
+
+def test_a_csv_of_only_the_empty_subset_is_named(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("question_id,tools,reward\nq1,,1\nq2,,0\n")
+    fails(["train", "--table", path], str(path), "names no tool")
+
+
+def test_a_markdown_path_under_a_file_is_refused_before_the_work(tmp_path, table):
+    t0 = time.perf_counter()
+    fails(["coverage", "--benchmark", "genehop", "--markdown", f"{table}/c.md"], "--markdown", "is a file")
+    assert time.perf_counter() - t0 < 20
+
+
+# --- Ctrl-C at any moment --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("delay", [0.15, 0.3, 0.8, 1.5, 3.0])
+def test_ctrl_c_at_any_moment_prints_no_traceback(table, tmp_path, delay):
+    proc = subprocess.Popen([*FGPO, "compare", "--table", str(table), "--steps", "400", "--seeds", "0,1,2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=ROOT)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert "Traceback" not in err, err
+    assert proc.returncode in (130, 0, -signal.SIGINT), (proc.returncode, err)
+
+
+# --- the Python API ----------------------------------------------------------------------------------------------------
+LONG = pd.DataFrame({"question_id": ["a", "a", "b", "b"], "tools": ["", "x", "", "x"], "reward": [0.0, 1.0, 1.0, 0.0]})
+
+
+@pytest.mark.parametrize("kwargs,source,match", [
+    ({}, pd.concat([LONG, LONG[["reward"]]], axis=1), "'reward' given twice"),
+    ({}, pd.concat([LONG, LONG[["question_id"]]], axis=1), "'question_id' given twice"),
+    ({"reward_range": (0,)}, LONG, "reward_range"), ({"subsets": 5}, LONG, "subsets"), ({"provenance": "text"}, LONG, "provenance"),
+    ({"tool_names": ["x", "x"]}, LONG, "tool_names"), ({"max_size": 9}, LONG, "max_size"), ({"min_size": 2, "max_size": 1}, LONG, "min_size"),
+])
+def test_from_long_names_every_bad_argument(kwargs, source, match):
+    with pytest.raises(RewardTableError, match=match):
+        RewardTable.from_long(source, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs,match", [({"prior": [1]}, "prior"), ({"steps": 10.5}, "steps"), ({"grpo": "x"}, "grpo"), ({"seed": True}, "seed")])
+def test_train_config_checks_its_fields_at_once(kwargs, match):
+    from fgpo_lib import TrainConfig
+
+    with pytest.raises(ValueError, match=match):
+        TrainConfig(**kwargs)
+
+
+_columns = st.lists(st.sampled_from(["question_id", "tools", "reward", "question", "task", "split", "extra"]), min_size=0, max_size=6)
+_cell = st.one_of(st.text(max_size=4), st.integers(-3, 3), st.floats(allow_nan=True), st.none(), st.booleans())
+_kwargs = st.fixed_dictionaries({}, optional={
+    "tool_names": st.one_of(st.none(), st.lists(st.text(max_size=3), max_size=3), st.text(max_size=3)),
+    "max_size": st.one_of(st.none(), st.integers(-1, 4), st.floats(), st.text(max_size=1)),
+    "min_size": st.one_of(st.none(), st.integers(-1, 4)),
+    "reward_range": st.one_of(st.tuples(st.floats(), st.floats()), st.tuples(st.integers()), st.text(max_size=2), st.none()),
+    "provenance": st.one_of(st.none(), st.dictionaries(st.text(max_size=2), st.integers(), max_size=2), st.text(max_size=2), st.integers()),
+    "subsets": st.one_of(st.none(), st.just("observed"), st.text(max_size=3), st.integers(), st.lists(st.text(max_size=3), max_size=3)),
+})
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(columns=_columns, rows=st.lists(st.lists(_cell, min_size=7, max_size=7), max_size=6), kwargs=_kwargs)
+def test_from_long_on_any_dataframe_gives_a_table_or_a_named_error(columns, rows, kwargs):
+    """Any DataFrame (duplicated columns included) and any keyword arguments: a table, or a RewardTableError."""
+    frame = pd.DataFrame([r[: len(columns)] for r in rows], columns=columns) if columns else pd.DataFrame(index=range(len(rows)))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            table = RewardTable.from_long(frame, **kwargs)
+        except RewardTableError:
+            return
+    assert table.n_questions >= 1 and np.isfinite(table.rewards).all()
+
+
+# --- the remote reasoner's cache key -----------------------------------------------------------------------------------
+def test_the_remote_reasoners_key_follows_what_the_server_serves():
+    """Two servers answering to one model name with other /v1/models entries give two keys; a server without
+    /v1/models gives a key that says it is unverified; a dead endpoint is a named error."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from fgpo_lib.reasoners import ReasonerError, make_reasoner
+
+    served = {"entry": {"id": "m", "object": "model", "owned_by": "a.gguf"}}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            if served["entry"] is None:
+                self.send_error(404)
+                return
+            body = json.dumps({"object": "list", "data": [served["entry"]]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        key = lambda: make_reasoner("openai-http", base_url=url, model="m").fingerprint()["model_sha256"]  # noqa: E731
+        first = key()
+        served["entry"] = {"id": "m", "object": "model", "owned_by": "b.gguf"}
+        assert key() != first and first.startswith(f"remote:{url}/m:")
+        served["entry"] = None
+        assert key().endswith(":unverified")
+    finally:
+        server.shutdown()
+        server.server_close()
+    with pytest.raises(ReasonerError, match="cannot reach"):
+        make_reasoner("openai-http", base_url=f"http://127.0.0.1:{server.server_port}", model="m").fingerprint()
