@@ -229,9 +229,14 @@ class _AgentEntry:
 
 def import_object(path: str, what: str):
     """The object at ``module:attribute`` (``what`` names it in errors)."""
+    import os
+    import sys
+
     module, sep, attr = path.partition(":")
     if not sep or not module or not attr:
         raise BenchmarkError(f"{what} {path!r}: give a built-in name or an import path module:attribute (e.g. mypkg.agent:BENCHMARK)")
+    if os.getcwd() not in sys.path:  # a module of the folder the command runs in, as `python -m` would find it
+        sys.path.insert(0, os.getcwd())
     try:
         mod = importlib.import_module(module)
     except Exception as exc:  # noqa: BLE001 - any failure of the user's module is named, never a traceback

@@ -145,12 +145,12 @@ class Selector:
         """The selector of one :func:`fgpo_lib.train.train` run, from its ``keep`` dict (the policy it trained)."""
         from dataclasses import asdict
 
-        if not keep or "policy" not in keep:
-            from .algos.registry import METHODS
+        from .algos.registry import METHODS
 
-            family = METHODS[config.method].family if config.method in METHODS else "?"
-            raise SelectorError(f"method {config.method!r} ({family}) trains no policy to save as a selector" if family == "baseline" else
-                                "no trained policy was kept: pass keep={} to train()")
+        if METHODS[config.method].family == "baseline":
+            raise SelectorError(f"method {config.method!r} is an untrained reference policy: it trains no policy to save as a selector")
+        if not keep or "policy" not in keep:
+            raise SelectorError("no trained policy was kept: pass keep={} to train()")
         policy = keep["policy"]
         prov = {"kind": "linear", "method": config.method, "config": json.loads(json.dumps(asdict(config), default=str)), "checkpoint": keep.get("checkpoint", "final"),
                 "table_content_hash": table.content_hash(), "table_provenance": table.provenance, "fgpo_version": __version__,

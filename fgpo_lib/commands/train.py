@@ -27,9 +27,12 @@ def run(args: argparse.Namespace) -> int:
         check_new_file_path("--out", args.out)  # before training: an unwritable path must not cost the run
     refuse_inputs_as_outputs({"--out": args.out, "--save-selector": args.save_selector}, {"--table": args.table})
     if args.save_selector is not None:
-        from ..selector import check_selector_dir
+        from ..algos.registry import METHODS as REGISTRY
+        from ..selector import SelectorError, check_selector_dir
 
         check_selector_dir(args.save_selector)
+        if REGISTRY[args.method].family == "baseline":
+            raise SelectorError(f"--save-selector: method {args.method!r} is an untrained reference policy; it trains no policy to save as a selector")
     table = load_table(args)
     config = build_config(args, args.method, args.seed)
     keep = {} if args.save_selector is not None else None
