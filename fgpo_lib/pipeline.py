@@ -5,12 +5,12 @@ Stages, in order, each resuming from what is committed and declaring what it wri
 1. **precompute** (writes ``tables/``): every committed LLM table that is not complete (its cells, or the extras its
    run asked for) is extended with ``fgpo precompute --resume-from T --out T`` (its own sample, library, extras and
    reasoner settings, from its provenance); a complete table costs nothing.
-2. **scaling** (writes ``records/scaling/``): ``fgpo scaling`` for each (benchmark, reasoner) of
-   :data:`SCALING_RUNS` without records.
-3. **ondemand** (writes ``records/scaling_llm/``): ``fgpo ondemand`` for each of :data:`ONDEMAND_RUNS`; it resumes
-   its own records, so a finished one trains nothing.
-4. **lm_policy** (writes ``records/lm_policy/``): ``fgpo lm-train`` for each run of
-   :data:`~fgpo_lib.lm_policy.runs.LM_RUNS` without a record (a record is written only when its run finishes).
+2. **scaling** (writes ``records/scaling/``): ``fgpo scaling`` for each scaling run of the run registry
+   (:mod:`fgpo_lib.runs`) without records.
+3. **ondemand** (writes ``records/scaling_llm/``): ``fgpo ondemand`` for each on-demand run of the registry; it
+   resumes its own records, so a finished one trains nothing.
+4. **lm_policy** (writes ``records/lm_policy/``): ``fgpo lm-train`` for each language-model run of the registry
+   without a record (a record is written only when its run finishes).
 5. **study** (writes ``book/``): ``fgpo study``, which ``make book`` runs alone: the cheap last step.
 
 The LLM stages take CPU-hours; ``make book`` and the tests never run them. ``--dry-run`` reads the tables'
@@ -24,13 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-TABLES = ROOT / "tables"
-#: the scaling chapter's reader runs: (benchmark, reasoner, questions)
-SCALING_RUNS = (("geneturing", "records", 150), ("geneturing", "minilm", 150), ("genehop", "records", None), ("geneseq", "records", 150))
-#: the scaling chapter's on-demand LLM runs: (benchmark, reasoner, committed 163-subset table, library size)
-ONDEMAND_RUNS = (("geneturing", "gemma3-270m", "tables/geneturing__gemma3-270m.npz", 12),)
-STAGES = ("precompute", "scaling", "ondemand", "lm_policy", "study")
+from .runs import ROOT, STAGES, TABLES_DIR as TABLES, all_runs
 
 
 def precompute_commands() -> list[tuple[str, list[str]]]:
@@ -62,17 +56,14 @@ def precompute_commands() -> list[tuple[str, list[str]]]:
 
 def plan() -> dict[str, list[tuple[str, list[str]]]]:
     """Every stage's ``(what it would recompute, fgpo command)`` pairs; an empty list: nothing to do."""
-    from .lm_policy.runs import pending_runs
-    from .ondemand import RUNS_DIR as LLM_RUNS
-    from .scaling import RUNS_DIR
-
-    scaling = [(f"{b} x {r}: no records yet", ["scaling", "--benchmark", b, "--reasoner", r, *(["--questions", str(q)] if q else [])])
-               for b, r, q in SCALING_RUNS if not (RUNS_DIR / f"{b}__{r}" / "provenance.json").exists()]
-    ondemand = [(f"{b} x {r} at {n} tools: " + ("resumes its records" if (LLM_RUNS / f"{b}__{r}").exists() else "no records yet"),
-                 ["ondemand", "--benchmark", b, "--reasoner", r, "--table", t, "--tools", str(n), "--reasoner-kwargs", '{"n_threads": 1}'])
-                for b, r, t, n in ONDEMAND_RUNS]
-    lm_policy = [(f"{run.name} ({run.role}): no record yet", run.command()) for run in pending_runs()]
-    return {"precompute": precompute_commands(), "scaling": scaling, "ondemand": ondemand, "lm_policy": lm_policy, "study": [("the book, from the tables and records", ["study"])]}
+    steps: dict[str, list[tuple[str, list[str]]]] = {"precompute": precompute_commands(), "scaling": [], "ondemand": [], "lm_policy": []}
+    for run in all_runs():
+        if run.resumes:
+            steps[run.stage].append((f"{run.name}: " + ("resumes its records" if run.done_when.parent.exists() else "no records yet"), list(run.command)))
+        elif not run.done:
+            steps[run.stage].append((f"{run.name}{f' ({run.role})' if run.role else ''}: no record yet", list(run.command)))
+    steps["study"] = [("the book, from the tables and records", ["study"])]
+    return steps
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:

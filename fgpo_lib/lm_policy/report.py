@@ -49,8 +49,9 @@ def load_records(folder: Path | None = None, role: str | None = None) -> dict:
 
 def evaluation_tables(benchmark: str, tables_dir: Path | None = None) -> dict[str, Path]:
     """``{reasoner: path}``: every LLM reasoner's committed 4-tool table of ``benchmark``."""
-    tables_dir = Path(tables_dir) if tables_dir is not None else ROOT / "tables"
-    paths = {r: tables_dir / f"{benchmark}__{r}__4tools.npz" for r, e in REASONERS.items() if e.kind == "llm"}
+    from ..runs import table_path
+
+    paths = {r: table_path(benchmark, r, "four", tables_dir) for r, e in REASONERS.items() if e.kind == "llm"}
     return {r: p for r, p in paths.items() if p.exists()}
 
 

@@ -75,6 +75,19 @@ def load_adapter(model, folder: str | Path) -> dict:
     return {"path": str(folder), "sha256": file_sha256(weights)}
 
 
+def shared_warm_start(out: str | Path | None, identity: dict) -> RunCheckpoint | None:
+    """Where runs whose answer-format warm start is the same (table, backbone, dtype, device, split and warm-start
+    settings with its seed) share it: ``<records folder>/warm_starts/<hash>/``, beside ``out``. The warm start
+    ignores the arm and its reward, so every arm and search point of one seed starts from the same adapter; computing
+    it once saves its minutes for every run after the first, and changes no result (it is the same computation)."""
+    if out is None:
+        return None
+    import hashlib
+
+    key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+    return RunCheckpoint(Path(out).parent / "warm_starts" / key, identity)
+
+
 def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone: str = "smollm2-135m", dtype: str | None = "float32",
                max_train: int = 0, split_seed: int = 0, progress: bool = False, warmup: FormatWarmup = FormatWarmup(), out: str | Path | None = None,
                init_adapter: str | Path | None = None, device: str = "cpu", keep: dict | None = None) -> dict:
@@ -117,7 +130,13 @@ def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone
         if checkpoint:
             checkpoint.save_warm(model, warm)
     elif warmup.epochs > 0:
-        warm = format_warmup(model, tokenizer, table, splits["train"], replace(warmup, seed=cfg.seed), progress)
+        shared = shared_warm_start(out, {"table": table.content_hash(), "backbone": backbone, "dtype": dtype, "device": device, "max_train": max_train,
+                                         "split_seed": split_seed, "format_warmup": asdict(replace(warmup, seed=cfg.seed))})
+        warm = shared.load_warm(model) if shared is not None else None
+        if warm is None:
+            warm = format_warmup(model, tokenizer, table, splits["train"], replace(warmup, seed=cfg.seed), progress)
+            if shared is not None:
+                shared.save_warm(model, warm)
         if checkpoint:
             checkpoint.save_warm(model, warm)
     rec = LM_ARMS[arm][1](model, tokenizer, table, splits, cfg, progress=progress, checkpoint=checkpoint)

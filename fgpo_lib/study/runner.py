@@ -34,6 +34,7 @@ from ..genomics.benchmarks import BENCHMARKS
 from ..reasoners.registry import REASONERS
 from ..scaling import RUNS_DIR
 from ..ondemand import RUNS_DIR as LLM_RUNS_DIR
+from ..runs import TABLES_DIR as TABLE_DIR, table_name, table_path
 from .protocol import FGPO_ARM, GRPO_PAPER, SFT_ARM
 
 #: every (benchmark, reasoner) the book shows: the reasoners with a study role in the registry
@@ -43,24 +44,23 @@ SMALL = {
     "params": {"seeds": [0, 1], "steps": 30, "featurizer": "text", "protocol_seeds": [0],
                "protocol_arms": [FGPO_ARM, GRPO_PAPER, "GRPO (Eq. 1, std)", "FGPO (lambda 0)", SFT_ARM, "Random", "No-Tool", "Tools w/ Desc", "Oracle"]},
 }
-TABLE_DIR = ROOT / "tables"
 #: a partial committed table (still being computed) enters the book once it holds this many questions, the size of
 #: the 8-tool LLM samples; below it the setting is listed as pending with its progress
 MIN_PARTIAL_QUESTIONS = 60
 
 
 def setting_name(benchmark: str, reasoner: str) -> str:
-    return f"{benchmark}__{reasoner}"
+    return table_name(benchmark, reasoner)
 
 
 LIBRARY_NAMES = ("4 tools", "8 tools")  # each page's headline library (the paper's n = 4), then the 8-tool section
 
 
-def table_for(benchmark: str, reasoner: str, build_dir: Path, cache: Path, suffix: str = "") -> Path | None:
-    """The setting's table of its whole library (``suffix`` ``''``: the 8 tools, 163 subsets) or of its 4-tool
-    library (``'__4tools'``): committed, or (readers only) built now over every question with its All-Tools cells;
+def table_for(benchmark: str, reasoner: str, build_dir: Path, cache: Path, library: str = "all") -> Path | None:
+    """The setting's table of its whole library (``library`` ``'all'``: the 8 tools, 163 subsets) or of its 4-tool
+    library (``'four'``): committed, or (readers only) built now over every question with its All-Tools cells;
     ``None`` if an LLM table is not committed."""
-    committed = TABLE_DIR / f"{setting_name(benchmark, reasoner)}{suffix}.npz"
+    committed = table_path(benchmark, reasoner, library)
     if committed.exists():
         return committed
     if REASONERS[reasoner].kind != "reader":
@@ -70,7 +70,7 @@ def table_for(benchmark: str, reasoner: str, build_dir: Path, cache: Path, suffi
         from ..genomics.libraries import LIBRARIES
         from ..precompute import PrecomputeEngine, PrecomputeSpec
 
-        engine = PrecomputeEngine(PrecomputeSpec(benchmark, reasoner, tools=LIBRARIES[benchmark] if suffix else None), cache=cache)
+        engine = PrecomputeEngine(PrecomputeSpec(benchmark, reasoner, tools=LIBRARIES[benchmark] if library == "four" else None), cache=cache)
         engine.run(progress=True)
         engine.run_extras(progress=True)
         engine.build_table().save(out)
@@ -88,10 +88,10 @@ def library_tables(benchmark: str, reasoner: str, build_dir: Path, cache: Path) 
     out = {}
     bench = BENCHMARKS[benchmark]
     if bench.tools == bench.library4:  # its whole library is its 4 tools (GeneRegion): no 8-tool table
-        four = table_for(benchmark, reasoner, build_dir, cache, "__4tools")
+        four = table_for(benchmark, reasoner, build_dir, cache, "four")
         return {} if four is None or _too_small(four) else {"4 tools": _snapshot(four, build_dir)}
     eight = table_for(benchmark, reasoner, build_dir, cache)
-    four = TABLE_DIR / f"{setting_name(benchmark, reasoner)}__4tools.npz"
+    four = table_path(benchmark, reasoner, "four")
     if not four.exists() and eight is not None and REASONERS[reasoner].kind == "reader":
         four = build_dir / four.name
         if not four.exists():
@@ -178,7 +178,7 @@ def run_study(book_dir: Path, workers: int = 2, small: bool = False, overrides: 
     for (benchmark, reasoner), tables in zip(settings, built):
         name = setting_name(benchmark, reasoner)
         if not tables:
-            four = TABLE_DIR / f"{name}__4tools.npz"
+            four = table_path(benchmark, reasoner, "four")
             pending.append(f"{name} ({_too_small(four)})" if four.exists() else name)
             continue
         # paths relative to the notebook's folder: published pages show no path of this machine

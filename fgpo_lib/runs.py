@@ -1,0 +1,102 @@
+"""Every run the pipeline makes, as one typed registry, and the one place a committed table's path is built.
+
+:data:`RUNS` holds one :class:`Run` per command the pipeline would run after the precompute stage: the scaling
+chapter's reader runs, its on-demand LLM runs, and the language-model policy's runs (whose design is
+:data:`fgpo_lib.lm_policy.runs.LM_RUNS`). Each entry knows its stage, its ``fgpo`` command and the file whose
+existence means it is done; ``fgpo pipeline`` (:mod:`fgpo_lib.pipeline`) runs the pending ones in order, and the
+chapters list them from here. The precompute stage's runs are derived from the committed tables themselves
+(:func:`fgpo_lib.pipeline.precompute_commands`): a table that is not complete names its own command.
+
+:func:`table_path` is the committed table of a (benchmark, reasoner, library): ``tables/<benchmark>__<reasoner>.npz``
+for the benchmark's whole library, ``..__4tools.npz`` for its 4-tool library. No other module builds such a path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLES_DIR = ROOT / "tables"
+RECORDS_DIR = ROOT / "records"
+#: a library's name -> the suffix of its table files
+LIBRARY_SUFFIXES = {"all": "", "four": "__4tools"}
+STAGES = ("precompute", "scaling", "ondemand", "lm_policy", "study")
+
+
+def table_name(benchmark: str, reasoner: str, library: str = "all") -> str:
+    """``<benchmark>__<reasoner>[__4tools]``: a setting's table file's stem (``library``: ``all`` or ``four``)."""
+    if library not in LIBRARY_SUFFIXES:
+        raise ValueError(f"library {library!r}: use one of {', '.join(LIBRARY_SUFFIXES)}")
+    return f"{benchmark}__{reasoner}{LIBRARY_SUFFIXES[library]}"
+
+
+def table_path(benchmark: str, reasoner: str, library: str = "all", folder: Path | None = None) -> Path:
+    """The committed table of ``benchmark`` x ``reasoner`` over ``library`` (``all``: the benchmark's whole library;
+    ``four``: its 4-tool library), in ``folder`` (default ``tables/``)."""
+    return (TABLES_DIR if folder is None else Path(folder)) / f"{table_name(benchmark, reasoner, library)}.npz"
+
+
+def relative(path: Path) -> str:
+    """``path`` relative to the repository (what a command line names)."""
+    return str(Path(path).relative_to(ROOT))
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of the pipeline.
+
+    Attributes:
+        stage: one of :data:`STAGES`.
+        name: as the plan and the chapters write it.
+        command: the ``fgpo`` command line (without ``fgpo``).
+        done_when: the file whose existence means the run is done.
+        resumes: whether a started run continues from its own partial output (the on-demand runs do).
+        role: what the run is for (the language-model policy's runs: ``main``, ``search``, ...).
+    """
+
+    stage: str
+    name: str
+    command: tuple[str, ...]
+    done_when: Path
+    resumes: bool = False
+    role: str = ""
+
+    @property
+    def done(self) -> bool:
+        return self.done_when.exists()
+
+
+def _scaling_runs() -> tuple[Run, ...]:
+    """The scaling chapter's reader runs: (benchmark, reasoner, questions)."""
+    out = []
+    for b, r, q in (("geneturing", "records", 150), ("geneturing", "minilm", 150), ("genehop", "records", None), ("geneseq", "records", 150)):
+        out.append(Run("scaling", f"{b} x {r}", ("scaling", "--benchmark", b, "--reasoner", r, *(("--questions", str(q)) if q else ())),
+                       RECORDS_DIR / "scaling" / f"{b}__{r}" / "provenance.json"))
+    return tuple(out)
+
+
+def _ondemand_runs() -> tuple[Run, ...]:
+    """The scaling chapter's on-demand LLM runs: (benchmark, reasoner, library size), over the committed table."""
+    out = []
+    for b, r, n in (("geneturing", "gemma3-270m", 12),):
+        out.append(Run("ondemand", f"{b} x {r} at {n} tools", ("ondemand", "--benchmark", b, "--reasoner", r, "--table", relative(table_path(b, r)),
+                                                               "--tools", str(n), "--reasoner-kwargs", '{"n_threads": 1}'),
+                       RECORDS_DIR / "scaling_llm" / f"{b}__{r}" / "finals.parquet", resumes=True))
+    return tuple(out)
+
+
+def _lm_runs() -> tuple[Run, ...]:
+    from .lm_policy.runs import LM_RUNS
+
+    return tuple(Run("lm_policy", run.name, tuple(run.command()), run.record, role=run.role) for run in LM_RUNS)
+
+
+def all_runs() -> tuple[Run, ...]:
+    """:data:`RUNS`, built on first use (the language-model runs' registry imports its arms' settings)."""
+    return _scaling_runs() + _ondemand_runs() + _lm_runs()
+
+
+def pending(stage: str) -> list[Run]:
+    """The runs of ``stage`` not done yet (an on-demand run that resumes counts as pending until it is done)."""
+    return [run for run in all_runs() if run.stage == stage and not run.done]
