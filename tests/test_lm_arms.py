@@ -109,7 +109,7 @@ def test_two_steps_of_each_arm_through_its_real_code_path(arm):
     assert 0 <= test["q_top_mass"] <= 1
     from fgpo_lib.lm_policy.run import rescore
 
-    again = rescore({"test": test}, table)  # the transfer design, here on the training table itself
+    again = rescore({"test": test, "table": {"tools": list(table.tool_names)}}, table)  # the transfer design, here on the training table itself
     assert again["scoring"]["scores"] == test["scoring"]["scores"] and again["generation"]["scores"] == test["generation"]["scores"]
 
 
