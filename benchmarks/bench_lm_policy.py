@@ -7,7 +7,7 @@ prompt of real questions of ``--benchmark`` (chat template; a GeneRegion prompt 
 the longest), and times, per question:
 
 * FGPO: the 16 candidates scored and the loss backpropagated, with the shared prompt
-  (:func:`fgpo_lib.lm_policy.scoring.candidate_scores`) and naively (each candidate its own sequence), checking that
+  (:func:`fgpo_lib.lm_policy.candidate_scores.candidate_scores`) and naively (each candidate its own sequence), checking that
   the two scores agree;
 * GRPO: ``generate`` of G = 6 completions of at most 12 tokens at temperature 1, and the share of them that
   :func:`~fgpo_lib.lm_policy.prompt.parse_answer` reads (the untrained policy's format rate);
@@ -45,7 +45,7 @@ def main() -> None:
     from fgpo_lib.genomics.benchmarks import load_benchmark
     from fgpo_lib.lm_policy.model import load_backbone, with_lora
     from fgpo_lib.lm_policy.prompt import build_prompt, candidates, parse_answer
-    from fgpo_lib.lm_policy.scoring import candidate_scores, fgpo_loss, naive_candidate_scores
+    from fgpo_lib.lm_policy.candidate_scores import candidate_scores, expected_reward_loss, naive_candidate_scores
     from fgpo_lib.subsets import SubsetSpace
 
     if args.threads:
@@ -70,7 +70,7 @@ def main() -> None:
                 model.zero_grad()
                 t = time.perf_counter()
                 s = fn(model, prompt, cand, True, tok.pad_token_id)
-                fgpo_loss(s, rewards, 0.03).backward()
+                expected_reward_loss(s, rewards, 0.03).backward()
                 times[name].append(time.perf_counter() - t)
                 scores[name] = s.detach()
             tokens["shared"] += len(prompt) + sum(len(c) for c in cand)
@@ -101,7 +101,8 @@ def grpo_step_seconds(model, tok, benchmark: str, steps: int) -> float:
     from datasets import Dataset
     from trl import GRPOTrainer
 
-    from fgpo_lib.lm_policy.data import TableReward, prompt_text
+    from fgpo_lib.lm_policy.data import prompt_text
+    from fgpo_lib.lm_policy.grpo_arm import TableReward
     from fgpo_lib.lm_policy.grpo_arm import LMGRPOConfig, grpo_args
     from fgpo_lib.table import RewardTable
 

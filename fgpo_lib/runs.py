@@ -2,13 +2,12 @@
 
 :data:`RUNS` holds one :class:`Run` per command the pipeline would run after the precompute stage: the scaling
 chapter's reader runs, its on-demand LLM runs, and the language-model policy's runs (whose design is
-:data:`fgpo_lib.lm_policy.runs.LM_RUNS`). Each entry knows its stage, its ``fgpo`` command and the file whose
+:data:`fgpo_lib.lm_policy.design.LM_RUNS`). Each entry knows its stage, its ``fgpo`` command and the file whose
 existence means it is done; ``fgpo pipeline`` (:mod:`fgpo_lib.pipeline`) runs the pending ones in order, and the
 chapters list them from here. The precompute stage's runs are derived from the committed tables themselves
 (:func:`fgpo_lib.pipeline.precompute_commands`): a table that is not complete names its own command.
 
-:func:`table_path` is the committed table of a (benchmark, reasoner, library): ``tables/<benchmark>__<reasoner>.npz``
-for the benchmark's whole library, ``..__4tools.npz`` for its 4-tool library. No other module builds such a path.
+:func:`~fgpo_lib.paths.table_path` (re-exported here) is the committed table of a (benchmark, reasoner, library).
 """
 
 from __future__ import annotations
@@ -16,30 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-TABLES_DIR = ROOT / "tables"
-RECORDS_DIR = ROOT / "records"
-#: a library's name -> the suffix of its table files
-LIBRARY_SUFFIXES = {"all": "", "four": "__4tools"}
+from .paths import RECORDS_DIR, ROOT, TABLES_DIR, relative, table_name, table_path  # noqa: F401  (part of this module's interface)
+
 STAGES = ("precompute", "scaling", "ondemand", "lm_policy", "study")
-
-
-def table_name(benchmark: str, reasoner: str, library: str = "all") -> str:
-    """``<benchmark>__<reasoner>[__4tools]``: a setting's table file's stem (``library``: ``all`` or ``four``)."""
-    if library not in LIBRARY_SUFFIXES:
-        raise ValueError(f"library {library!r}: use one of {', '.join(LIBRARY_SUFFIXES)}")
-    return f"{benchmark}__{reasoner}{LIBRARY_SUFFIXES[library]}"
-
-
-def table_path(benchmark: str, reasoner: str, library: str = "all", folder: Path | None = None) -> Path:
-    """The committed table of ``benchmark`` x ``reasoner`` over ``library`` (``all``: the benchmark's whole library;
-    ``four``: its 4-tool library), in ``folder`` (default ``tables/``)."""
-    return (TABLES_DIR if folder is None else Path(folder)) / f"{table_name(benchmark, reasoner, library)}.npz"
-
-
-def relative(path: Path) -> str:
-    """``path`` relative to the repository (what a command line names)."""
-    return str(Path(path).relative_to(ROOT))
 
 
 @dataclass(frozen=True)
@@ -87,7 +65,7 @@ def _ondemand_runs() -> tuple[Run, ...]:
 
 
 def _lm_runs() -> tuple[Run, ...]:
-    from .lm_policy.runs import LM_RUNS
+    from .lm_policy.design import LM_RUNS
 
     return tuple(Run("lm_policy", run.name, tuple(run.command()), run.record, role=run.role) for run in LM_RUNS)
 

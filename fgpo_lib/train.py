@@ -194,7 +194,7 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
             ``"checkpoint"`` (``"selected"`` or ``"final"``).
     """
     cfg = config
-    if eval_oracle is not None and (oracle is None or cfg.method not in ("grpo", *SAMPLED)):
+    if eval_oracle is not None and (oracle is None or cfg.method not in SAMPLED):
         raise ValueError(f"on-demand evaluation needs a sampling method and its training oracle; got method {cfg.method!r}")
     if splits is None:
         train_rows, test_rows, dev_rows = table.split_index("train"), table.split_index("test"), np.array([], np.int64)
@@ -220,9 +220,9 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
     steps = cfg.steps
     reward = RewardSpec.parse(cfg.reward)
     algo = None
-    if cfg.method in BASELINES:
+    if family == "baseline":
         steps = 0
-        evaluations = {"reasoner_calls": 0 if cfg.method == "uniform" else table.n_questions * table.n_subsets}
+        evaluations = {"reasoner_calls": 0 if REGISTRY[cfg.method].reads == "nothing" else table.n_questions * table.n_subsets}
         evaluations["unique_reasoner_calls"] = evaluations["reasoner_calls"]
     else:
         reads_table = cfg.method not in SAMPLED  # an on-demand table has no rewards to read
@@ -235,7 +235,7 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
     optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.lr)
 
     def current_probs() -> np.ndarray:
-        if cfg.method in BASELINES:
+        if family == "baseline":
             return BASELINES[cfg.method](table.rewards)
         with torch.no_grad():
             return torch.softmax(policy(x).double(), dim=-1).numpy()

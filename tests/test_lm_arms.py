@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from fgpo_lib import RewardTable, SubsetSpace
-from fgpo_lib.lm_policy.data import LMPolicyError, TableReward, lm_splits
+from fgpo_lib.lm_policy.data import LMPolicyError, lm_splits
+from fgpo_lib.lm_policy.grpo_arm import TableReward
 from fgpo_lib.lm_policy.prompt import candidate
 
 
@@ -107,7 +108,7 @@ def test_two_steps_of_each_arm_through_its_real_code_path(arm):
     test = rec["test"]
     assert len(test["scoring"]["scores"]) == len(splits["test"]) == len(test["generation"]["scores"])
     assert 0 <= test["q_top_mass"] <= 1
-    from fgpo_lib.lm_policy.run import rescore
+    from fgpo_lib.lm_policy.runner import rescore
 
     again = rescore({"test": test, "table": {"tools": list(table.tool_names)}}, table)  # the transfer design, here on the training table itself
     assert again["scoring"]["scores"] == test["scoring"]["scores"] and again["generation"]["scores"] == test["generation"]["scores"]
@@ -120,7 +121,7 @@ def test_the_tag_log_probability_is_the_prefix_scored_as_a_candidate():
 
     from fgpo_lib.lm_policy.data import candidate_token_ids, prompt_text
     from fgpo_lib.lm_policy.evaluate import shared_prefix, shared_prefix_logprob
-    from fgpo_lib.lm_policy.scoring import naive_candidate_scores
+    from fgpo_lib.lm_policy.candidate_scores import naive_candidate_scores
 
     table, tokenizer = _table(), _tokenizer()
     model = _model(tokenizer)
@@ -137,7 +138,7 @@ def test_the_tag_log_probability_is_the_prefix_scored_as_a_candidate():
 def test_the_closed_form_dead_rate_under_generation_by_hand():
     """Outcomes of mass (0.5, 0.3, 0.2) with GRPO rewards (0.05, 0.05, 0): two classes of mass 0.8 and 0.2, so a group
     of 2 is dead with chance 0.8^2 + 0.2^2 = 0.68, and a group of 3 with 0.512 + 0.008 = 0.52."""
-    from fgpo_lib.lm_policy.checkpoints import closed_form_dead_generation
+    from fgpo_lib.lm_policy.evaluate import closed_form_dead_generation
 
     masses, values = np.array([[0.5, 0.3, 0.2]]), np.array([[0.05, 0.05, 0.0]])
     assert closed_form_dead_generation(masses, values, 2) == pytest.approx([0.68])
@@ -151,7 +152,7 @@ def test_the_generation_masses_are_the_candidates_sequence_probabilities():
 
     from fgpo_lib.lm_policy.data import candidate_token_ids, grpo_reward_values, prompt_text
     from fgpo_lib.lm_policy.evaluate import generation_masses
-    from fgpo_lib.lm_policy.scoring import naive_candidate_scores
+    from fgpo_lib.lm_policy.candidate_scores import naive_candidate_scores
 
     table, tokenizer = _table(), _tokenizer()
     model = _model(tokenizer)
@@ -228,7 +229,7 @@ def test_the_format_warm_start_trains_the_adapter_and_ignores_the_reward():
     import torch
 
     from fgpo_lib.lm_policy.evaluate import generation_masses, shared_prefix_logprob
-    from fgpo_lib.lm_policy.sft_arm import WARMUP_PROBE_QUESTIONS, FormatWarmup, format_warmup
+    from fgpo_lib.lm_policy.warmup import WARMUP_PROBE_QUESTIONS, FormatWarmup, format_warmup
 
     tokenizer = _tokenizer()
     table = _table()
@@ -279,7 +280,7 @@ def test_the_chapters_transfer_table_by_hand(tmp_path):
     other = RewardTable(np.array([[1, 0, 0, 0], [0, 0, 1, 1]], np.float32), ["q2", "q0"], space)
     train.save(tmp_path / "geneturing__qwen2.5-coder-0.5b__4tools.npz")
     other.save(tmp_path / "geneturing__smollm2-135m__4tools.npz")
-    from fgpo_lib.lm_policy.runs import LM_RUNS
+    from fgpo_lib.lm_policy.design import LM_RUNS
 
     names = {arm: next(r.name for r in LM_RUNS if (r.benchmark, r.arm, r.role) == ("geneturing", arm, "main")) for arm in ("fgpo", "grpo")}
     for arm, scoring, generation in (("fgpo", [1, 0, 3, 2], [1, 0, 3, 2]), ("grpo", [3, 3, 0, 0], [None, 3, None, 0])):
@@ -347,7 +348,8 @@ def test_every_arm_trains_after_the_format_warm_start(arm):
     ``run_lm_arm`` chains them."""
     from fgpo_lib.lm_policy.fgpo_arm import LMFGPOConfig, train_fgpo
     from fgpo_lib.lm_policy.grpo_arm import LMGRPOConfig, train_grpo
-    from fgpo_lib.lm_policy.sft_arm import FormatWarmup, LMSFTConfig, format_warmup, train_sft
+    from fgpo_lib.lm_policy.sft_arm import LMSFTConfig, train_sft
+    from fgpo_lib.lm_policy.warmup import FormatWarmup, format_warmup
 
     table, tokenizer = _table(), _tokenizer()
     model = _model(tokenizer)
@@ -399,7 +401,7 @@ def test_a_killed_fgpo_run_resumes_to_the_uninterrupted_result(tmp_path, monkeyp
     whole = train_fgpo(_model(tokenizer), tokenizer, table, splits, cfg)
     assert [p["step"] for p in whole["curve"]] == [0, 2, 4]
     ident = {"run": "fgpo-test"}
-    monkeypatch.setattr(fgpo_arm, "fgpo_loss", _kill_on_call(2 * 4 + 1, fgpo_arm.fgpo_loss))  # 4 questions an update
+    monkeypatch.setattr(fgpo_arm, "expected_reward_loss", _kill_on_call(2 * 4 + 1, fgpo_arm.expected_reward_loss))  # 4 questions an update
     with pytest.raises(_Killed):
         train_fgpo(_model(tokenizer), tokenizer, table, splits, cfg, checkpoint=RunCheckpoint(tmp_path / "p", ident))
     monkeypatch.undo()
@@ -465,8 +467,8 @@ def test_lm_train_keeps_a_partial_run_and_resumes_it_after_the_warm_start(tmp_pa
     import json
 
     from fgpo_lib.lm_policy import fgpo_arm, model as model_mod
-    from fgpo_lib.lm_policy.run import run_lm_arm
-    from fgpo_lib.lm_policy.sft_arm import FormatWarmup
+    from fgpo_lib.lm_policy.runner import run_lm_arm
+    from fgpo_lib.lm_policy.warmup import FormatWarmup
 
     tokenizer = _tokenizer()
     monkeypatch.setattr(model_mod, "load_backbone", lambda backbone, dtype: (_model(tokenizer, lora=False), tokenizer))
@@ -478,7 +480,7 @@ def test_lm_train_keeps_a_partial_run_and_resumes_it_after_the_warm_start(tmp_pa
     assert json.loads((tmp_path / "whole.json").read_text())["test"] == json.loads(json.dumps(whole["test"]))
     assert not (tmp_path / "whole.json.partial").exists()
     with monkeypatch.context() as m:
-        m.setattr(fgpo_arm, "fgpo_loss", _kill_on_call(1, fgpo_arm.fgpo_loss))
+        m.setattr(fgpo_arm, "expected_reward_loss", _kill_on_call(1, fgpo_arm.expected_reward_loss))
         with pytest.raises(_Killed):
             run_lm_arm(*args, out=tmp_path / "r.json", **kw)
     assert (tmp_path / "r.json.partial" / "warm.pt").exists() and not (tmp_path / "r.json").exists()
@@ -495,7 +497,7 @@ def test_the_chapters_calls_curve_by_hand(tmp_path):
     import json
 
     from fgpo_lib.lm_policy import report
-    from fgpo_lib.lm_policy.runs import LM_RUNS
+    from fgpo_lib.lm_policy.design import LM_RUNS
 
     fgpo = {"splits": {"train": list("abcdef")}, "reasoner_calls": 24, "config": {"batch_questions": 4},
             "curve": [{"step": s, "dev_score": d} for s, d in ((0, 0.1), (1, 0.2), (2, 0.25))]}
@@ -517,7 +519,7 @@ def test_the_format_anchor_keeps_more_mass_on_the_candidates():
 
     from fgpo_lib.lm_policy.data import candidate_token_ids, prompt_text
     from fgpo_lib.lm_policy.fgpo_arm import LMFGPOConfig, train_fgpo
-    from fgpo_lib.lm_policy.scoring import candidate_scores
+    from fgpo_lib.lm_policy.candidate_scores import candidate_scores
 
     table, tokenizer = _table(), _tokenizer()
     splits = lm_splits(table, max_train=8)

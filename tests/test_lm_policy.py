@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from fgpo_lib.lm_policy.prompt import build_prompt, candidate, candidates, parse_answer
-from fgpo_lib.lm_policy.scoring import candidate_scores, fgpo_loss, format_anchor, naive_candidate_scores
+from fgpo_lib.lm_policy.candidate_scores import candidate_scores, expected_reward_loss, format_anchor, naive_candidate_scores
 from fgpo_lib.subsets import SubsetSpace
 
 
@@ -41,7 +41,7 @@ def test_the_gradient_through_the_shared_prompt_is_the_naive_gradient(tiny_model
     grads = []
     for fn in (candidate_scores, naive_candidate_scores):
         tiny_model.zero_grad()
-        fgpo_loss(fn(tiny_model, prompt, CANDS), rewards, beta=0.03).backward()
+        expected_reward_loss(fn(tiny_model, prompt, CANDS), rewards, beta=0.03).backward()
         grads.append(torch.cat([p.grad.reshape(-1) for p in tiny_model.parameters() if p.grad is not None]))
     assert torch.allclose(grads[0], grads[1], atol=1e-5)
 
@@ -51,7 +51,7 @@ def test_fgpo_loss_gradient_on_two_candidates_by_hand():
     # dJ/dz_a = q_a (r_a - J): (3/16, -3/16). dH/dz_a = -q_a (log q_a + H).
     z = torch.tensor([0.0, math.log(3.0)], requires_grad=True)
     beta = 0.1
-    fgpo_loss(z, torch.tensor([1.0, 0.0]), beta).backward()
+    expected_reward_loss(z, torch.tensor([1.0, 0.0]), beta).backward()
     q = [0.25, 0.75]
     h = -sum(p * math.log(p) for p in q)
     dj = [q[0] * (1 - 0.25), q[1] * (0 - 0.25)]
@@ -69,7 +69,7 @@ def test_under_the_mean_the_shared_tag_gets_a_gradient_by_hand(length_norm):
     t = torch.tensor(-1.0, requires_grad=True)
     body, length, r = torch.tensor([0.0, -1.0]), torch.tensor([2.0, 4.0]), torch.tensor([0.0, 1.0])
     scores = (t + body) / length if length_norm else t + body
-    (-fgpo_loss(scores, r, beta=0.0)).backward()  # J = -loss when beta = 0
+    (-expected_reward_loss(scores, r, beta=0.0)).backward()  # J = -loss when beta = 0
     if length_norm:
         s = [(-1 + 0) / 2, (-1 - 1) / 4]  # (-0.5, -0.5): q = (1/2, 1/2)
         q = [math.exp(x) / sum(math.exp(y) for y in s) for x in s]
@@ -123,7 +123,7 @@ def test_cpu_hours_weigh_each_run_by_its_threads_by_hand():
     """A one-thread run of 1,800 + 5,400 s and a two-thread run of 900 + 2,700 s: 2 + 2 x 1 = 4 CPU-hours; a record
     without ``torch_threads`` (made before it was recorded) counts one thread."""
     from fgpo_lib.lm_policy.report import cost_frame, cpu_hours
-    from fgpo_lib.lm_policy.runs import LMRun
+    from fgpo_lib.lm_policy.design import LMRun
 
     def record(warm: float, train: float, backbone: dict) -> dict:
         return {"format_warmup": {"seconds": warm, "config": {"epochs": 1.0}}, "config": {"lr": 3e-4}, "reasoner_calls": 0,
@@ -144,8 +144,8 @@ def test_every_committed_record_re_derives_from_its_table():
 
     from fgpo_lib.lm_policy.data import lm_splits
     from fgpo_lib.lm_policy.report import load_records
-    from fgpo_lib.lm_policy.run import DECODINGS, rescore
-    from fgpo_lib.lm_policy.runs import MAX_TRAIN, ROOT
+    from fgpo_lib.lm_policy.runner import DECODINGS, rescore
+    from fgpo_lib.lm_policy.design import MAX_TRAIN, ROOT
     from fgpo_lib.table import RewardTable
 
     records = load_records()

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 import torch
 
-from .baselines import BASELINES
+from .baselines import BASELINES  # noqa: F401  (the baseline entries below are its policies)
 from .fgpo import FGPO, FGPOConfig, fgpo_loss
 from .gpg import gpg_advantages
 from .grpo import GRPO, GRPOConfig
@@ -83,6 +83,8 @@ class Method:
         loss: ``exact`` family: ``(config, logits, rewards, subset_mask) -> per-question loss``, for the batched trainer.
         advantage: ``grpo`` family: ``(config, reward_spec) -> advantage function``; ``None`` is GRPO's own.
         batched: whether :func:`fgpo_lib.batched.train_batched` runs it.
+        reads: which reasoner calls it pays for: ``"table"`` (every cell of its training questions, once),
+            ``"samples"`` (the cells its sampled groups ask for) or ``"nothing"`` (it reads no reward).
     """
 
     summary: str
@@ -93,10 +95,13 @@ class Method:
     loss: Callable | None = None
     advantage: Callable | None = None
     batched: bool = False
+    reads: str = ""
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
             raise ValueError(f"unknown family {self.family!r}; use one of {FAMILIES}")
+        if not self.reads:  # the family's: sampling methods pay for their samples, the rest read the table
+            object.__setattr__(self, "reads", "samples" if self.family in ("grpo", "sampled") else "table")
 
 
 def _sampled(surrogate):
@@ -134,7 +139,8 @@ METHODS: dict[str, Method] = {
     "dpo": Method("DPO: the best subset preferred over a drawn worse one", "imitation", lambda s: DPO(s.settings, torch.as_tensor(s.table.rewards), s.ref_policy, s.n_train), DPOConfig, "dpo", batched=True),
     "reference": Method("full-information reference: one ridge regression per subset's reward, then the argmax (no RL)", "reference",
                         lambda s: Reference(s.settings, s.rewards, s.n_train), ReferenceConfig),
-    **{name: Method(f"untrained reference policy: {name}", "baseline") for name in BASELINES},
+    "uniform": Method("untrained reference policy: every subset equally likely", "baseline", reads="nothing"),
+    "oracle-best": Method("untrained reference policy: each question's best subset, read from the table (a ceiling)", "baseline"),
 }
 
 

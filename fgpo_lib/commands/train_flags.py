@@ -135,12 +135,8 @@ def load_table(args: argparse.Namespace):
 
 def calls_meaning(method: str) -> str:
     """What a run's reasoner-call count counts, by method (its family)."""
-    family = REGISTRY[method].family
-    if family in ("grpo", "sampled"):
-        return "the cells its sampled groups asked for"
-    if method == "uniform":
-        return "none: it reads no reward"
-    return "every cell of the table, which it reads whole, however many steps it trains"
+    return {"samples": "the cells its sampled groups asked for", "nothing": "none: it reads no reward",
+            "table": "every cell of the table, which it reads whole, however many steps it trains"}[REGISTRY[method].reads]
 
 
 __all__ = ["METHODS", "add_subsets_arg", "add_train_args", "build_config", "calls_meaning", "load_table", "method_help"]

@@ -1,10 +1,26 @@
 """The paper's own policy: a causal language model with a LoRA adapter that picks a tool subset for a question.
 
-* :mod:`~fgpo_lib.lm_policy.prompt`: the one prompt every arm uses (the tools as anonymous slots), the candidate
-  answers ``<answer>i,j</answer>`` of a library, and the one parser of a generated answer.
-* :mod:`~fgpo_lib.lm_policy.scoring`: the log-probability of every candidate after the prompt, with the prompt
-  computed once and the candidates scored from its cache inside the autograd graph (the paper's Eq. 4: the per-token
-  mean, or the sum for the length-normalisation ablation).
+What a run is made of, bottom up:
+
+* :mod:`.prompt`: the one prompt every arm uses (the tools as anonymous slots), the candidate answers
+  ``<answer>i,j</answer>`` of a library, and the one parser of a generated answer.
+* :mod:`.data`: what every arm reads from a reward table: the fixed split, the prompts, the candidates' tokens,
+  GRPO's reward values, and the score of a choice (with its routing measures).
+* :mod:`.model`: the backbone (a registry GGUF or a local Hugging Face folder) on a device, and its LoRA adapter.
+* :mod:`.candidate_scores`: the log-probability of every candidate after the prompt, the prompt computed once (the
+  paper's Eq. 4), and the losses on those scores.
+* :mod:`.evaluate`: a policy's choices under candidate scoring and free generation, and the measures of ``q``.
+* :mod:`.dev`: the dev points (score, routing, ``q``, dead-group measures) and the best checkpoint; the test evaluation.
+* :mod:`.resume`: a killed run's partial state, and its resume.
+* :mod:`.warmup`: the answer-format warm start every arm begins from, and the folder where runs share it.
+* the arms, one file each: :mod:`.fgpo_arm` (the exact expected reward, or TPO's exact target), :mod:`.grpo_arm`
+  (TRL's ``GRPOTrainer`` and its table reward) and :mod:`.sft_arm` (TRL's ``SFTTrainer``); :mod:`.trl_dev` ties
+  TRL's trainers to the dev selection.
+* :mod:`.runner`: the arm registry (:data:`~.runner.LM_ARMS`), one run end to end and its record, and a record's
+  test choices re-scored on another table (the transfer design).
+* :mod:`.selector`: a trained adapter as a :class:`~fgpo_lib.selector.Selector`.
+* :mod:`.commands`: ``fgpo lm-train`` and ``fgpo lm-eval``.
+* :mod:`.design`: the chapter's runs (:data:`~.design.LM_RUNS`); :mod:`.report`: what the chapter shows of them.
 
 Array convention: ``scores: (n_candidates,)`` in the canonical subset order of the library's
 :class:`~fgpo_lib.subsets.SubsetSpace`; ``q = softmax(scores)``.

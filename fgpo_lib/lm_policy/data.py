@@ -1,5 +1,6 @@
-"""What every language-model arm reads from a reward table: a fixed split, the prompts, the candidates, and the
-reward function TRL's GRPOTrainer calls.
+"""What every language-model arm reads from a reward table: a fixed split, the prompts, the candidates, GRPO's
+reward values (whose lookup, :class:`~fgpo_lib.lm_policy.grpo_arm.TableReward`, is in GRPO's file), and the score of
+a choice.
 
 **The split** (:func:`lm_splits`): one fixed, task-stratified train/dev/test split per table, not cross-fitting (a
 language model cannot be trained 5 x 3 times on this CPU budget). Test is the table's own test split; dev is a
@@ -83,72 +84,6 @@ def grpo_reward_values(table: RewardTable) -> np.ndarray:
     (:class:`TableReward`), and in the last column that of a format failure, 0."""
     values = RewardSpec("differential").apply(table.rewards, table.space)
     return np.concatenate([values, np.zeros((table.n_questions, 1), values.dtype)], axis=1)
-
-
-class TableReward:
-    """The GRPO reward, looked up in the table: ``0.95 r_diff + 0.05 r_fmt`` per completion (the paper's), with
-    ``r_diff = c(S) - c(empty)`` for the subset the completion names and ``r_fmt = 1`` when it parses.
-
-    TRL calls it with the batch's prompts and completions and every dataset column as a keyword list (here
-    ``question_id``). It counts every lookup of a well-formed completion as a reasoner call and each question's
-    no-tool cell once, keeps the format-failure count, and records the **live dead-group rate** of each call: the
-    share of the batch's questions whose completions all got the same reward (computed from the completions
-    themselves), which it also logs through TRL's ``log_metric``, and the mean entropy of each group's parsed subsets
-    (a format failure is its own outcome).
-    """
-
-    __name__ = "table_reward"
-
-    def __init__(self, table: RewardTable) -> None:
-        check_table(table)
-        self.table, self.space = table, table.space
-        self.row_of = {q: i for i, q in enumerate(table.question_ids)}
-        self.empty = table.space.index_of([])
-        self.differential = grpo_reward_values(table)[:, :-1]  # (n_questions, n_subsets)
-        self.calls = 0
-        self.asked_empty: set[int] = set()
-        self.format_failures = 0
-        self.completions = 0
-        self.dead_rates: list[float] = []
-        self.group_entropies: list[float] = []
-
-    #: the counters a resumed run restores
-    STATE = ("calls", "asked_empty", "format_failures", "completions", "dead_rates", "group_entropies")
-
-    def state(self) -> dict:
-        return {k: getattr(self, k) for k in self.STATE}
-
-    def load_state(self, held: dict) -> None:
-        for k in self.STATE:
-            setattr(self, k, held[k])
-
-    def __call__(self, prompts=None, completions=None, question_id=None, log_metric=None, **kwargs) -> list[float]:
-        out, parsed = [], []
-        for completion, qid in zip(completions, question_id):
-            text = completion if isinstance(completion, str) else completion[-1]["content"]
-            row = self.row_of[qid]
-            if row not in self.asked_empty:
-                self.asked_empty.add(row)
-                self.calls += 1
-            self.completions += 1
-            s = parse_answer(text, self.space)
-            parsed.append(s)
-            if s is None:
-                self.format_failures += 1
-                out.append(0.0)
-                continue
-            if s != self.empty:
-                self.calls += 1
-            out.append(float(self.differential[row, s]))
-        groups: dict = {}
-        for qid, r, s in zip(question_id, out, parsed):
-            groups.setdefault(qid, []).append((r, s))
-        dead = float(np.mean([len({r for r, _ in v}) == 1 for v in groups.values()]))
-        self.dead_rates.append(dead)
-        self.group_entropies.append(float(np.mean([empirical_entropy([s for _, s in v]) for v in groups.values()])))
-        if log_metric is not None:
-            log_metric("live_dead_group_rate", dead)
-        return out
 
 
 def empirical_entropy(outcomes: list) -> float:

@@ -1,13 +1,13 @@
 """A policy's choices under the two decodings the paper compares.
 
-* **Candidate scoring**: ``argmax_S q(S|x)`` over every candidate (:func:`~fgpo_lib.lm_policy.scoring.candidate_scores`),
+* **Candidate scoring**: ``argmax_S q(S|x)`` over every candidate (:func:`~fgpo_lib.lm_policy.candidate_scores.candidate_scores`),
   never a format failure.
 * **Free generation**: greedy decoding of at most ``max_new_tokens`` tokens, read by the one parser; an unreadable
   output is a format failure (``None``), scored as :mod:`~fgpo_lib.lm_policy.data` states.
 
 Also the distribution ``q`` itself, for the entropy and the mass on the top subset, and the log-probability of the
 candidates' **shared opening tokens** (the ``<answer>`` tag) after the prompt: under Eq. 4's per-token mean, lowering
-that shared log-probability raises the longer candidates' scores (:mod:`~fgpo_lib.lm_policy.scoring`), so FGPO can
+that shared log-probability raises the longer candidates' scores (:mod:`~fgpo_lib.lm_policy.candidate_scores`), so FGPO can
 push it down, and free generation then loses the tag. Shapes: ``q: (n_rows, n_subsets)``.
 """
 
@@ -16,9 +16,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..metrics import dead_prob
 from .data import candidate_token_ids, candidate_token_variants, prompt_text
 from .prompt import parse_answer
-from .scoring import candidate_scores, candidate_token_logps, reduce_scores
+from .candidate_scores import candidate_scores, candidate_token_logps, reduce_scores
 
 
 @torch.no_grad()
@@ -105,3 +106,14 @@ def generated_choices(model, tokenizer, table, rows, max_new_tokens: int = 16) -
         choices.append(parse_answer(text, table.space))
     return choices, texts
 
+
+def closed_form_dead_generation(masses: np.ndarray, values: np.ndarray, group_size: int) -> np.ndarray:
+    """``(n_rows,)``: the chance that ``group_size`` sampled completions all get the same GRPO reward, ``sum_v w_v^G``
+    over the reward classes ``v``. ``masses, values: (n_rows, n_outcomes)``: each outcome's probability
+    (:func:`generation_masses`) and its reward
+    (:func:`~fgpo_lib.lm_policy.data.grpo_reward_values`); outcomes of equal reward form one class."""
+    out = []
+    for m, v in zip(np.asarray(masses, np.float64), np.asarray(values, np.float64)):
+        _, cls = np.unique(v, return_inverse=True)
+        out.append(dead_prob(np.bincount(cls.ravel(), weights=m), group_size))
+    return np.asarray(out)

@@ -1,16 +1,16 @@
 """FGPO on the language-model policy: the exact expected reward over every candidate subset, one file.
 
 Per update, for each of ``batch_questions`` training questions, the candidates' scores come from one batched pass
-that computes the prompt once (:func:`~fgpo_lib.lm_policy.scoring.candidate_scores`), ``q = softmax(scores)``, and
-the loss is ``-sum_S q(S|x) r(x,S) - beta H(q(.|x))`` with Eq. 1's reward (:func:`~fgpo_lib.lm_policy.scoring.fgpo_loss`),
+that computes the prompt once (:func:`~fgpo_lib.lm_policy.candidate_scores.candidate_scores`), ``q = softmax(scores)``, and
+the loss is ``-sum_S q(S|x) r(x,S) - beta H(q(.|x))`` with Eq. 1's reward (:func:`~fgpo_lib.lm_policy.candidate_scores.expected_reward_loss`),
 averaged over the batch; with ``format_weight`` > 0 the loss also subtracts
-``format_weight * sum_S q(S|x) log p(y_S|x)`` with ``q`` held fixed (:func:`~fgpo_lib.lm_policy.scoring.format_anchor`,
+``format_weight * sum_S q(S|x) log p(y_S|x)`` with ``q`` held fixed (:func:`~fgpo_lib.lm_policy.candidate_scores.format_anchor`,
 not in the paper). AdamW on the LoRA adapter, a cosine schedule over the run. Every ``eval_every`` updates the dev
 questions are scored by candidate scoring and the best checkpoint is kept (:mod:`.checkpoints`).
 
 How it departs from the paper: the paper's learning rate, 1e-5, is for a 7B model's adapter over many more updates;
 a 135M model's adapter over a few hundred updates moves too little at that rate, so the rate comes from a small grid
-chosen on dev (:data:`LR_GRID`). The gradient of a batch is accumulated question by question (one graph at a time),
+chosen on dev (:data:`LM_LR_GRID`). The gradient of a batch is accumulated question by question (one graph at a time),
 which is the same gradient as one batched graph.
 """
 
@@ -26,12 +26,12 @@ import torch
 from ..algos.tpo import tpo_loss
 from ..rewards import RewardSpec
 from ..validation import MAX_QUESTIONS, MAX_SEED, MAX_STEPS, Ranged, check_bool_fields, check_choice, check_int_fields
-from .checkpoints import DEV_MEASURES, DevSelector, evaluate_on_test
+from .dev import DEV_MEASURES, DevSelector, evaluate_on_test
 from .data import candidate_token_ids, check_table, prompt_text
 from .resume import RunCheckpoint, restore, trainable_state
-from .scoring import candidate_token_logps, fgpo_loss, format_anchor, reduce_scores
+from .candidate_scores import candidate_token_logps, expected_reward_loss, format_anchor, reduce_scores
 
-LR_GRID = (1e-4, 3e-4, 1e-3)
+LM_LR_GRID = (1e-4, 3e-4, 1e-3)
 #: the objectives the arm can step on (:attr:`LMFGPOConfig.objective`)
 OBJECTIVES = ("expected", "tpo")
 #: the learning-rate schedules (:attr:`LMFGPOConfig.schedule`)
@@ -41,7 +41,7 @@ SCHEDULES = ("cosine", "constant")
 @dataclass
 class LMFGPOConfig(Ranged):
     lr: float = 3e-4
-    """AdamW learning rate of the adapter (the chapter's runs choose it from LR_GRID on dev)."""
+    """AdamW learning rate of the adapter (the chapter's runs choose it from LM_LR_GRID on dev)."""
     beta: float = 0.03
     """Weight of the entropy bonus H(q) (the paper's)."""
     batch_questions: int = 16
@@ -95,12 +95,12 @@ class LMFGPOConfig(Ranged):
 
 def objective_loss(scores: torch.Tensor, rewards: torch.Tensor, cfg: LMFGPOConfig) -> torch.Tensor:
     """The arm's loss on one question from its candidates' ``scores`` and ``rewards: (n_candidates,)`` (the scores
-    are divided by ``cfg.temperature`` first): FGPO's (:func:`~fgpo_lib.lm_policy.scoring.fgpo_loss`) or TPO's
+    are divided by ``cfg.temperature`` first): FGPO's (:func:`~fgpo_lib.lm_policy.candidate_scores.expected_reward_loss`) or TPO's
     cross-entropy to its target (:func:`fgpo_lib.algos.tpo.tpo_loss`)."""
     logits = scores / cfg.temperature
     if cfg.objective == "tpo":
         return tpo_loss(logits, rewards, cfg.eta)
-    return fgpo_loss(logits, rewards, cfg.beta)
+    return expected_reward_loss(logits, rewards, cfg.beta)
 
 
 def lr_schedule(optimizer, cfg, steps: int):

@@ -1,6 +1,6 @@
 """What the chapter "The paper's policy" shows, from the committed run records (it never trains).
 
-* :func:`load_records`: the records of :data:`~fgpo_lib.lm_policy.runs.LM_RUNS` that exist.
+* :func:`load_records`: the records of :data:`~fgpo_lib.lm_policy.design.LM_RUNS` that exist.
 * :func:`transfer_results`: the paper's transfer design. Each trained policy's test choices, under one decoding,
   scored on **every** LLM reasoner's 4-tool table of its benchmark, for the test questions that table holds, with
   the untrained rows (No-Tool, Random, All-Tools, Oracle) from the same table and questions. The result has the
@@ -28,11 +28,11 @@ from ..table import RewardTable
 from ..weights import tqdm_warning_silenced
 from .data import grpo_reward_values
 from .grpo_arm import LMGRPOConfig
-from .run import DECODINGS, mean_score, rescore
-from .runs import LM_RUNS, RECORDS_DIR, ROOT
+from .runner import DECODINGS, LM_ARMS, mean_score, rescore
+from .design import LM_RUNS, RECORDS_DIR, ROOT
 
-#: the chapter's label of each arm of the policy
-ARM_LABELS = {"fgpo": "FGPO", "grpo": "GRPO (TRL)", "sft": "SFT (TRL)"}
+#: the chapter's label of each arm of the policy (the arm registry's)
+ARM_LABELS = {name: arm.label for name, arm in LM_ARMS.items()}
 UNTRAINED = ("No-Tool", "Random", "All-Tools", "Oracle")
 
 
@@ -49,7 +49,7 @@ def load_records(folder: Path | None = None, role: str | None = None) -> dict:
 
 def evaluation_tables(benchmark: str, tables_dir: Path | None = None) -> dict[str, Path]:
     """``{reasoner: path}``: every LLM reasoner's committed 4-tool table of ``benchmark``."""
-    from ..runs import table_path
+    from ..paths import table_path
 
     paths = {r: table_path(benchmark, r, "four", tables_dir) for r, e in REASONERS.items() if e.kind == "llm"}
     return {r: p for r, p in paths.items() if p.exists()}
@@ -125,7 +125,7 @@ def dead_group_frame(records: dict) -> pd.DataFrame:
     ``frac_reward_zero_std`` and the mean entropy of each group's parsed subsets."""
     rows = []
     for name, (run, rec) in records.items():
-        if run.arm != "grpo":
+        if not LM_ARMS[run.arm].samples:
             continue
         dead = rec["dead_groups"]
         trl = dead["trl_frac_reward_zero_std"] + [np.nan] * (len(dead["live"]) - len(dead["trl_frac_reward_zero_std"]))
@@ -154,8 +154,8 @@ def trl_zero_std_check(values, group_size: int = LMGRPOConfig.group_size) -> pd.
 
 def trl_missed_frame() -> pd.DataFrame:
     """:func:`trl_zero_std_check` on the GRPO rewards of each benchmark's training table (the tables of the main GRPO
-    runs of :data:`~fgpo_lib.lm_policy.runs.LM_RUNS`) at the arm's group size, with a ``benchmark`` column."""
-    tables = {r.benchmark: ROOT / r.table for r in LM_RUNS if r.arm == "grpo" and r.role == "main"}
+    runs of :data:`~fgpo_lib.lm_policy.design.LM_RUNS`) at the arm's group size, with a ``benchmark`` column."""
+    tables = {r.benchmark: ROOT / r.table for r in LM_RUNS if LM_ARMS[r.arm].samples and r.role == "main"}
     return pd.concat([trl_zero_std_check(grpo_reward_values(RewardTable.load(p))).assign(benchmark=b) for b, p in tables.items()], ignore_index=True)
 
 
@@ -188,9 +188,9 @@ def calls_curve_frame(records: dict) -> pd.DataFrame:
     rows = []
     for name, (run, rec) in records.items():
         n_train = len(rec["splits"]["train"])
-        per_question = rec["reasoner_calls"] / max(1, n_train) if run.arm != "grpo" else 0
+        per_question = rec["reasoner_calls"] / max(1, n_train) if not LM_ARMS[run.arm].samples else 0
         for point in rec["curve"]:
-            if run.arm == "grpo":
+            if LM_ARMS[run.arm].samples:
                 calls = point.get("reasoner_calls", 0)
             else:
                 calls = min(point["step"] * rec["config"]["batch_questions"], n_train) * per_question
@@ -199,7 +199,7 @@ def calls_curve_frame(records: dict) -> pd.DataFrame:
 
 
 def pending_frame(folder: Path | None = None) -> pd.DataFrame:
-    """The runs of :data:`~fgpo_lib.lm_policy.runs.LM_RUNS` with no record in ``folder`` yet: ``run, role, arm,
+    """The runs of :data:`~fgpo_lib.lm_policy.design.LM_RUNS` with no record in ``folder`` yet: ``run, role, arm,
     benchmark`` and the ``fgpo`` command that trains it (``fgpo pipeline --stages lm_policy`` runs them all)."""
     folder = Path(folder) if folder is not None else RECORDS_DIR
     return pd.DataFrame([{"run": run.name, "role": run.role, "arm": ARM_LABELS[run.arm], "benchmark": run.benchmark,
@@ -224,7 +224,7 @@ def decoding_frame(records: dict) -> pd.DataFrame:
 
 
 #: the linear head's protocol arm that each arm of the language-model policy is set beside
-LINEAR_ARM = {"fgpo": "FGPO", "grpo": "GRPO (paper)", "sft": "SFT"}
+LINEAR_ARM = {name: arm.linear_arm for name, arm in LM_ARMS.items()}
 
 
 def linear_head_frame(records: dict, study_dir: Path, library: str = "4 tools") -> pd.DataFrame:

@@ -25,7 +25,7 @@ def lm_selector(space, model, tokenizer, backbone: dict, length_norm: bool = Tru
 
 
 def record_selector(table, record: dict, keep: dict):
-    """The selector of one ``fgpo lm-train`` run: its trained model (``keep`` of :func:`~fgpo_lib.lm_policy.run.run_lm_arm`),
+    """The selector of one ``fgpo lm-train`` run: its trained model (``keep`` of :func:`~fgpo_lib.lm_policy.runner.run_lm_arm`),
     the backbone's identity, the arm's candidate scoring (its ``length_norm`` and ``temperature``) and the run's
     provenance."""
     from .._version import __version__
@@ -45,7 +45,7 @@ def lm_probabilities(selector, questions: list[str]) -> np.ndarray:
     import torch
 
     from .data import prompt_text
-    from .scoring import candidate_scores
+    from .candidate_scores import candidate_scores
 
     lm = selector.lm
     model, tok = lm["model"], lm["tokenizer"]
@@ -89,7 +89,7 @@ def load_lm_selector(cls, folder: Path, doc: dict, space):
     """A selector of kind ``lm`` from its folder: the backbone found here (checked against the identity saved), a
     fresh adapter of the saved settings, and the saved adapter's weights."""
     from .model import backbone_identity, load_policy_backbone, with_lora
-    from .run import load_adapter
+    from .runner import load_adapter
 
     lm = doc.get("lm") or {}
     saved = lm.get("backbone") or {}

@@ -5,8 +5,7 @@ The dataset is prompt-completion pairs: the one prompt, and the answer string of
 the smallest). TRL trains on the completion's tokens only. Every ``eval_every`` steps the dev questions are scored
 by candidate scoring and the best checkpoint is kept, as for FGPO.
 
-Also the answer-format warm start every arm of a run begins from (:func:`format_warmup`): the same trainer on
-random candidates, so the policy learns the format and no routing.
+The answer-format warm start every arm begins from is in :mod:`.warmup`.
 """
 
 from __future__ import annotations
@@ -18,9 +17,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..validation import MAX_QUESTIONS, MAX_SEED, MAX_STEPS, Ranged, check_choice, check_int_fields
-from .checkpoints import DEV_MEASURES, DevSelector, evaluate_on_test, train_with_dev
+from .dev import DEV_MEASURES, DevSelector, evaluate_on_test
+from .trl_dev import train_with_dev
 from .data import best_candidates, check_table, prompt_text
-from .evaluate import dev_measures, sampled_candidate_mass
 from .resume import RunCheckpoint
 from .prompt import candidates
 
@@ -53,7 +52,7 @@ class LMSFTConfig(Ranged):
         check_int_fields(self, ("batch_questions", "eval_every", "seed"))
 
 
-def _sft_args(model, out: str, lr: float, batch: int, steps: int, seed: int, progress: bool, saving: dict | None = None, schedule: str = "cosine", warmup_ratio: float = 0.0):
+def sft_args(model, out: str, lr: float, batch: int, steps: int, seed: int, progress: bool, saving: dict | None = None, schedule: str = "cosine", warmup_ratio: float = 0.0):
     from trl import SFTConfig
 
     from .model import trainer_device_args as device_args
@@ -81,64 +80,8 @@ def train_sft(model, tokenizer, table, splits: dict, cfg: LMSFTConfig, progress:
 
     with tempfile.TemporaryDirectory() as out:
         saving = checkpoint.trl_settings(cfg.eval_every) if checkpoint else None
-        args = _sft_args(model, out, cfg.lr, cfg.batch_questions, steps, cfg.seed, progress, saving, cfg.schedule, cfg.warmup_ratio)
+        args = sft_args(model, out, cfg.lr, cfg.batch_questions, steps, cfg.seed, progress, saving, cfg.schedule, cfg.warmup_ratio)
         trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer)
         seconds = train_with_dev(trainer, dev, steps, cfg.eval_every, checkpoint=checkpoint)
     return {"config": asdict(cfg), "curve": dev.curve, "selected_step": dev.best_step, "train_seconds": seconds,
             "reasoner_calls": int(len(rows) * table.n_subsets), "test": evaluate_on_test(model, tokenizer, table, splits["test"])}
-
-
-#: training questions on which the warm start's result is measured (:func:`format_warmup`); a module constant, not a
-#: field of FormatWarmup, so that the identity of runs begun before the measure existed is unchanged
-WARMUP_PROBE_QUESTIONS = 32
-
-
-@dataclass
-class FormatWarmup:
-    """The answer-format warm start every arm of a run begins from (the record keeps it)."""
-
-    epochs: float = 1.0
-    """Passes over the training questions; 0: none (the backbone's own format). One pass is enough for arms that
-    score teacher-forced candidates (FGPO, SFT); GRPO samples, and the chapter's GRPO runs take more
-    (runs.ARM_WARMUP says why)."""
-    lr: float = 3e-4
-    """Learning rate of the adapter."""
-    batch_questions: int = 16
-    """Examples per optimizer step."""
-    seed: int = 0
-    """Draws the random targets and TRL's data order."""
-
-
-def format_warmup(model, tokenizer, table, rows, cfg: FormatWarmup, progress: bool = False) -> dict:
-    """Teach the adapter the answer format and nothing else: SFT (TRL's ``SFTTrainer``) on a candidate drawn
-    uniformly at random for each training question and pass, independent of the reward.
-
-    Why: the paper's 7B instruct policy writes ``<answer>...</answer>`` from the prompt alone; SmolLM2-135M does not
-    (at temperature 1 about 1 completion in 100 parses), so GRPO's groups would be all format failures, all reward 0,
-    all dead, and it could not start. A uniform target moves the policy towards the paper's *uniform reference*
-    (every candidate equally likely) without telling it which subset is good. Returns ``{"config", "steps", "seconds",
-    "sampled_candidate_mass", "tag_logp"}``, the last two measured after it on :data:`WARMUP_PROBE_QUESTIONS`
-    training questions (:func:`~fgpo_lib.lm_policy.evaluate.dev_measures`): the mean chance that a completion sampled
-    at temperature 1 begins with a candidate string, and the mean log-probability of the opening tag."""
-    import time
-
-    from datasets import Dataset
-    from trl import SFTTrainer
-
-    rows = np.asarray(rows)
-    n = max(1, math.ceil(cfg.epochs * len(rows)))
-    rng = np.random.default_rng(cfg.seed)
-    answers = candidates(table.space)
-    picked = np.resize(rows, n)
-    data = Dataset.from_dict({"prompt": [prompt_text(tokenizer, table.questions[r], table.space.n_tools) for r in picked],
-                              "completion": [answers[s] for s in rng.integers(0, table.n_subsets, n)]})
-    steps = max(1, math.ceil(n / cfg.batch_questions))
-    started = time.time()
-    with tempfile.TemporaryDirectory() as out:
-        model.train()
-        SFTTrainer(model=model, args=_sft_args(model, out, cfg.lr, cfg.batch_questions, steps, cfg.seed, progress), train_dataset=data, processing_class=tokenizer).train()
-    model.eval()
-    seconds = time.time() - started
-    _, masses, tags = dev_measures(model, tokenizer, table, rows[:WARMUP_PROBE_QUESTIONS])
-    return {"config": asdict(cfg), "steps": steps, "seconds": seconds, "sampled_candidate_mass": sampled_candidate_mass(masses),
-            "tag_logp": float(tags.mean()) if len(tags) else float("nan")}

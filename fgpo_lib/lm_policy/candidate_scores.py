@@ -89,7 +89,7 @@ def format_anchor(sequence_logps: torch.Tensor, scores: torch.Tensor) -> torch.T
     return (torch.softmax(scores.detach(), dim=-1) * sequence_logps).sum()
 
 
-def fgpo_loss(scores: torch.Tensor, rewards: torch.Tensor, beta: float) -> torch.Tensor:
+def expected_reward_loss(scores: torch.Tensor, rewards: torch.Tensor, beta: float) -> torch.Tensor:
     """FGPO's loss on one question: ``-(sum_S q(S) r(S) + beta H(q))``, ``q = softmax(scores)`` over every
     candidate (Eq. 2 with Eq. 5's entropy bonus). ``scores, rewards: (n_candidates,)``."""
     logq = torch.log_softmax(scores, dim=-1)

@@ -1,6 +1,6 @@
 """One language-model arm run end to end, its record, and a record re-scored on another reasoner's table.
 
-:data:`LM_ARMS` is the arm registry of the policy (name -> settings class and trainer); ``fgpo lm-train`` and the
+:data:`LM_ARMS` is the arm registry of the policy (name -> :class:`LMArm`); ``fgpo lm-train`` and the
 chapter derive from it. A record (what ``fgpo lm-train --out`` writes, and ``records/lm_policy/`` holds)::
 
     {"arm", "table": {path, content_hash, reasoner, benchmark}, "backbone": backbone_provenance(...),
@@ -18,29 +18,56 @@ import datetime as _dt
 import json
 import os
 import sys
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
+from typing import Callable
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from ..study.protocol import FGPO_ARM, GRPO_PAPER, SFT_ARM
 from ..table import RewardTable
 from .data import LMPolicyError, check_table, lm_splits, score_choices
 from .fgpo_arm import LMFGPOConfig, train_fgpo
 from .grpo_arm import LMGRPOConfig, train_grpo
 from .resume import RunCheckpoint
-from .sft_arm import FormatWarmup, LMSFTConfig, format_warmup, train_sft
+from .sft_arm import LMSFTConfig, train_sft
+from .warmup import FormatWarmup, format_warmup, shared_warm_start
 
 #: the two decodings a record holds, in its ``test`` (module doc): candidate scoring and free generation
 DECODINGS = ("scoring", "generation")
-LM_ARMS = {"fgpo": (LMFGPOConfig, train_fgpo), "grpo": (LMGRPOConfig, train_grpo), "sft": (LMSFTConfig, train_sft)}
+@dataclass(frozen=True)
+class LMArm:
+    """One arm of the policy: its settings and trainer, and the facts the commands and the chapter read from it."""
+
+    settings: type
+    """Its settings dataclass (``fgpo lm-train --set FIELD=VALUE``)."""
+    train: Callable
+    """``(model, tokenizer, table, splits, cfg, progress, checkpoint) -> record``."""
+    label: str
+    """As the chapter writes it."""
+    samples: bool
+    """Whether it samples its training completions (GRPO): its reasoner calls are the cells its samples asked for, and
+    it selects its checkpoint on free generation; the others read every training cell and select on candidate scoring."""
+    linear_arm: str
+    """The book protocol's arm that trains the same objective on the linear head (:data:`fgpo_lib.study.protocol.ARMS`)."""
+    help: str
+    """One line for ``--arm``'s help."""
+
+
+#: the arm registry of the policy; ``fgpo lm-train``, the run design and the chapter derive from it
+LM_ARMS: dict[str, LMArm] = {
+    "fgpo": LMArm(LMFGPOConfig, train_fgpo, "FGPO", False, FGPO_ARM, "the exact expected reward over every candidate subset (or TPO's exact target)"),
+    "grpo": LMArm(LMGRPOConfig, train_grpo, "GRPO (TRL)", True, GRPO_PAPER, "TRL's GRPOTrainer on sampled completions"),
+    "sft": LMArm(LMSFTConfig, train_sft, "SFT (TRL)", False, SFT_ARM, "TRL's SFTTrainer on each question's best candidate"),
+}
 
 
 def arm_config(arm: str, settings: dict):
     """The arm's settings dataclass from ``settings`` (its field names); an unknown arm or field is a named error."""
     if arm not in LM_ARMS:
         raise LMPolicyError(f"unknown arm {arm!r}; use one of {', '.join(LM_ARMS)}")
-    cls = LM_ARMS[arm][0]
+    cls = LM_ARMS[arm].settings
     names = {f.name for f in fields(cls)}
     unknown = sorted(set(settings) - names)
     if unknown:
@@ -73,19 +100,6 @@ def load_adapter(model, folder: str | Path) -> dict:
     if getattr(result, "unexpected_keys", None):
         raise LMPolicyError(f"{folder}: its adapter does not fit this backbone's LoRA ({len(result.unexpected_keys)} tensors of another name)")
     return {"path": str(folder), "sha256": file_sha256(weights)}
-
-
-def shared_warm_start(out: str | Path | None, identity: dict) -> RunCheckpoint | None:
-    """Where runs whose answer-format warm start is the same (table, backbone, dtype, device, split and warm-start
-    settings with its seed) share it: ``<records folder>/warm_starts/<hash>/``, beside ``out``. The warm start
-    ignores the arm and its reward, so every arm and search point of one seed starts from the same adapter; computing
-    it once saves its minutes for every run after the first, and changes no result (it is the same computation)."""
-    if out is None:
-        return None
-    import hashlib
-
-    key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
-    return RunCheckpoint(Path(out).parent / "warm_starts" / key, identity)
 
 
 def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone: str = "smollm2-135m", dtype: str | None = "float32",
@@ -139,7 +153,7 @@ def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone
                 shared.save_warm(model, warm)
         if checkpoint:
             checkpoint.save_warm(model, warm)
-    rec = LM_ARMS[arm][1](model, tokenizer, table, splits, cfg, progress=progress, checkpoint=checkpoint)
+    rec = LM_ARMS[arm].train(model, tokenizer, table, splits, cfg, progress=progress, checkpoint=checkpoint)
     rec = {"arm": arm, "seed": cfg.seed, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
            "table": {"path": str(table_path), "content_hash": table.content_hash(), "reasoner": table.provenance.get("reasoner"), "benchmark": table.provenance.get("benchmark"),
                      "tools": list(table.tool_names)},
@@ -163,7 +177,7 @@ def record_tools(record: dict, source: str = "the record") -> tuple[str, ...]:
     block = record.get("table") if isinstance(record.get("table"), dict) else {}
     if isinstance(block.get("tools"), list):
         return tuple(block["tools"])
-    from .runs import ROOT
+    from .design import ROOT
 
     path = ROOT / str(block.get("path", ""))
     if block.get("path") and path.is_file():
@@ -225,4 +239,4 @@ def mean_score(scores) -> float:
     return 100 * float(np.mean(scores)) if len(scores) else float("nan")
 
 
-__all__ = ["DECODINGS", "LM_ARMS", "arm_config", "check_record", "mean_score", "record_tools", "rescore", "run_lm_arm"]
+__all__ = ["DECODINGS", "LMArm", "LM_ARMS", "arm_config", "check_record", "mean_score", "record_tools", "rescore", "run_lm_arm"]

@@ -6,10 +6,10 @@ a CPU budget):
 
 * **One training table per benchmark**: Qwen2.5-Coder-0.5B's 4-tool table (:data:`TRAINING_REASONER`), the strongest
   reasoner whose tables cover every question of every benchmark. The trained policy's test choices are then scored
-  on every reasoner's 4-tool table (:func:`~fgpo_lib.lm_policy.run.rescore`), the paper's transfer design.
+  on every reasoner's 4-tool table (:func:`~fgpo_lib.lm_policy.runner.rescore`), the paper's transfer design.
 * **GeneTuring, GeneSeq and GeneRegion**; GeneHop's 100 questions leave 56 to train on, too few for a language
   model, so it is left out.
-* **A learning-rate grid on one benchmark** (GeneTuring, FGPO, :data:`~fgpo_lib.lm_policy.fgpo_arm.LR_GRID`),
+* **A learning-rate grid on one benchmark** (GeneTuring, FGPO, :data:`~fgpo_lib.lm_policy.fgpo_arm.LM_LR_GRID`),
   chosen on dev, and that rate for every arm and benchmark: a grid per arm and benchmark does not fit the budget.
   One lower rate for GRPO on GeneTuring (:data:`GRPO_LR_POINT`) asks whether its collapse follows the rate.
 * **Train on** :data:`MAX_TRAIN` task-stratified training questions; one seed; GRPO at 1x FGPO's cells, not the
@@ -27,8 +27,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .fgpo_arm import LR_GRID
-from .sft_arm import FormatWarmup
+from .fgpo_arm import LM_LR_GRID
+from .warmup import FormatWarmup
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS_DIR = ROOT / "records" / "lm_policy"
@@ -46,7 +46,7 @@ class LMRun:
     benchmark: str
     """The benchmark; its training table is ``tables/<benchmark>__<TRAINING_REASONER>__4tools.npz``."""
     arm: str
-    """An arm of :data:`~fgpo_lib.lm_policy.run.LM_ARMS`."""
+    """An arm of :data:`~fgpo_lib.lm_policy.runner.LM_ARMS`."""
     settings: dict = field(default_factory=dict)
     """The arm's settings (``--set``) beyond the learning rate :data:`LR`."""
     backbone: str = "smollm2-135m"
@@ -67,7 +67,7 @@ class LMRun:
 
     @property
     def table(self) -> str:
-        from ..runs import relative, table_path
+        from ..paths import relative, table_path
 
         return relative(table_path(self.benchmark, TRAINING_REASONER, "four"))
 
@@ -83,7 +83,7 @@ class LMRun:
                 "--out", os.path.relpath(self.record, ROOT)]
 
 
-BENCHMARKS = ("geneturing", "geneseq", "generegion")
+LM_BENCHMARKS = ("geneturing", "geneseq", "generegion")
 #: an arm's settings in every run beyond the learning rate. GRPO gets 1x FGPO's table cells in sampled completions,
 #: not the paper's 2.4x: a step of TRL's GRPOTrainer (4 questions x G = 6, gradient checkpointing on) took 110.5 s on
 #: GeneTuring prompts on one thread, so 2.4x (240 steps on 150 questions) is about 7 CPU-hours; 1x is 100 steps,
@@ -138,9 +138,9 @@ def _arm_run(benchmark: str, arm: str, settings: dict | None = None, role: str =
 LM_RUNS: tuple[LMRun, ...] = (
     *(LMRun(SEARCH_BENCHMARK, "fgpo", point, role="search") for point in SEARCH_POINTS),
     LMRun("geneturing", "fgpo"),
-    *(LMRun("geneturing", "fgpo", {"lr": lr}, role="lr-grid") for lr in LR_GRID if lr != LR),
+    *(LMRun("geneturing", "fgpo", {"lr": lr}, role="lr-grid") for lr in LM_LR_GRID if lr != LR),
     LMRun("geneturing", "fgpo", FORMAT_ANCHOR_SETTINGS, role="format-anchor"),
-    *(_arm_run(b, arm) for b in BENCHMARKS for arm in ("fgpo", "grpo", "sft") if (b, arm) != ("geneturing", "fgpo")),
+    *(_arm_run(b, arm) for b in LM_BENCHMARKS for arm in ("fgpo", "grpo", "sft") if (b, arm) != ("geneturing", "fgpo")),
     _arm_run("geneturing", "grpo", {"lr": GRPO_LR_POINT}, role="lr-grid"),
     LMRun("geneturing", "fgpo", {"length_norm": False}, role="length-norm"),
     LMRun("geneturing", "fgpo", POLICY_SIZE_SETTINGS, backbone="qwen2.5-coder-0.5b", role="policy-size"),

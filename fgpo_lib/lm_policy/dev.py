@@ -1,4 +1,5 @@
-"""Dev-selected checkpoints of a LoRA policy, kept in memory, and the run record every arm writes.
+"""Dev selection of a LoRA policy: the measures of every dev point, the best checkpoint kept in memory, and the test
+evaluation of the selected one (the run record's ``test``).
 
 A checkpoint is the adapter's trainable tensors (a few MB), copied when the dev score beats every earlier one (ties:
 the earlier, as the linear protocol chooses). The untrained step 0 is no candidate, so a tie never reports the initial
@@ -11,22 +12,10 @@ import time
 
 import numpy as np
 
+from ..metrics import entropy, zero_variance_prob
 from .data import empirical_entropy, grpo_reward_values, score_choices
-from ..metrics import dead_prob, entropy, zero_variance_prob
-from .evaluate import candidate_distribution, dev_measures, generated_choices, sampled_candidate_mass
-from .resume import RunCheckpoint, restore, trainable_state
-
-
-def closed_form_dead_generation(masses: np.ndarray, values: np.ndarray, group_size: int) -> np.ndarray:
-    """``(n_rows,)``: the chance that ``group_size`` sampled completions all get the same GRPO reward, ``sum_v w_v^G``
-    over the reward classes ``v``. ``masses, values: (n_rows, n_outcomes)``: each outcome's probability
-    (:func:`~fgpo_lib.lm_policy.evaluate.generation_masses`) and its reward
-    (:func:`~fgpo_lib.lm_policy.data.grpo_reward_values`); outcomes of equal reward form one class."""
-    out = []
-    for m, v in zip(np.asarray(masses, np.float64), np.asarray(values, np.float64)):
-        _, cls = np.unique(v, return_inverse=True)
-        out.append(dead_prob(np.bincount(cls.ravel(), weights=m), group_size))
-    return np.asarray(out)
+from .evaluate import candidate_distribution, closed_form_dead_generation, dev_measures, generated_choices, sampled_candidate_mass
+from .resume import trainable_state
 
 
 #: what a dev point measures: ``full`` (both decodings and every diagnostic below) or ``scoring`` (candidate scoring
@@ -111,48 +100,3 @@ def evaluate_on_test(model, tokenizer, table, rows, length_norm: bool = True, ma
     generation = score_choices(table, rows, choices)
     return {"question_ids": [table.question_ids[r] for r in rows], "scoring": scoring, "generation": {**generation, "texts": texts},
             "q_entropy": float(entropy(q).mean()), "q_top_mass": float(q.max(1).mean())}
-
-
-def train_with_dev(trainer, dev: DevSelector, steps: int, eval_every: int, extra=None, checkpoint: RunCheckpoint | None = None, counters=None) -> float:
-    """Run a TRL trainer with a dev evaluation (and checkpoint) every ``eval_every`` steps and at the last, then
-    restore the best checkpoint; ``extra() -> dict`` adds fields to each dev point. Returns the training seconds
-    (over every session of a resumed run).
-
-    With a ``checkpoint`` (:mod:`.resume`; the trainer's config must carry its ``trl_settings(eval_every)``), each
-    TRL checkpoint gets this run's ``arm.pt`` beside it: the dev selector's state, the seconds so far and
-    ``counters.get()`` (the arm's own counters, e.g. the reward function's); a run that finds one resumes from it
-    through the trainer's ``resume_from_checkpoint``, and ``counters.set`` restores them."""
-    from transformers import TrainerCallback
-
-    model = dev.model
-    resume_from, held = checkpoint.load_trl_state() if checkpoint else (None, None)
-    before = 0.0
-    if held is not None:
-        dev.load_state(held["dev"])
-        if counters is not None:
-            counters.set(held["counters"])
-        before = held["seconds"]
-    started = time.time()
-
-    class DevCheckpoints(TrainerCallback):
-        def on_step_end(self, args, state, control, **kw):
-            if state.global_step % eval_every == 0 or state.global_step == steps:
-                model.eval()
-                dev(state.global_step, extra() if extra else None)
-                model.train()
-
-        def on_save(self, args, state, control, **kw):
-            if checkpoint is not None:
-                checkpoint.save_trl_state(state.global_step, {"dev": dev.state(), "counters": counters.get() if counters is not None else None,
-                                                              "seconds": before + time.time() - started})
-
-    trainer.add_callback(DevCheckpoints())
-    model.eval()
-    if not resume_from:
-        dev(0)
-    trainer.train(resume_from_checkpoint=resume_from)
-    seconds = before + time.time() - started
-    if dev.best_state is not None:
-        restore(model, dev.best_state)
-    model.eval()
-    return seconds
