@@ -32,6 +32,8 @@ from .warmup import FormatWarmup
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS_DIR = ROOT / "records" / "lm_policy"
+#: search points stopped before their last update: their dev curve up to that point (module doc of STOPPED_POINTS)
+STOPPED_DIR = RECORDS_DIR / "stopped"
 TRAINING_REASONER = "qwen2.5-coder-0.5b"
 MAX_TRAIN = 150
 #: the learning rate every arm uses, the middle of the grid; the chapter shows the grid's dev scores and states
@@ -57,13 +59,17 @@ class LMRun:
     """``main`` (the main table), ``lr-grid``, ``format-anchor``, ``length-norm`` or ``policy-size``."""
     seed: int = 0
     """The arm's seed (its warm start, data order and sampling)."""
+    init_from: "LMRun | None" = None
+    """Another run whose trained adapter this one starts from (e.g. the SFT arm's), instead of the answer-format
+    warm start; it must have its record (and adapter) first."""
 
     @property
     def name(self) -> str:
         extra = "".join(f"__{k}-{v}" for k, v in sorted(self.settings.items()))
         size = "" if self.backbone == "smollm2-135m" else f"__{self.backbone}"
         warm = "" if self.format_warmup == FormatWarmup.epochs else f"__warmup-{self.format_warmup}"
-        return f"{self.benchmark}__{self.arm}{size}{extra}{warm}__s{self.seed}"
+        init = "" if self.init_from is None else f"__from-{self.init_from.arm}"
+        return f"{self.benchmark}__{self.arm}{size}{extra}{warm}{init}__s{self.seed}"
 
     @property
     def table(self) -> str:
@@ -80,7 +86,13 @@ class LMRun:
         settings = {"lr": LR, **self.settings}
         return ["lm-train", "--table", self.table, "--arm", self.arm, *[a for k, v in settings.items() for a in ("--set", f"{k}={v}")],
                 "--backbone", self.backbone, "--max-train", str(MAX_TRAIN), *(["--format-warmup", str(self.format_warmup)] if self.format_warmup != FormatWarmup.epochs else []),
+                *(["--init-adapter", os.path.relpath(self.init_from.adapter, ROOT)] if self.init_from is not None else []),
                 "--out", os.path.relpath(self.record, ROOT)]
+
+    @property
+    def adapter(self) -> Path:
+        """Where the run keeps its trained adapter (beside its record)."""
+        return RECORDS_DIR / f"{self.name}.adapter"
 
 
 LM_BENCHMARKS = ("geneturing", "geneseq", "generegion")
@@ -118,9 +130,14 @@ GRPO_LR_POINT = 1e-4
 #: above at the same cost (batch 4, not 16), a third of their rate, and a short linear warm-up.
 SEARCH_BENCHMARK = "geneseq"
 SEARCH_BASE = {"batch_questions": 4, "lr": 1e-4, "warmup_ratio": 0.05, "dev_measures": "scoring"}
+#: the first two points, stopped by hand at update 70 of 150 (their curves: ``records/lm_policy/stopped/``, which the
+#: chapter's search table reads): at a third of the rate, the expected reward's q sharpened onto one subset for every
+#: dev question, and TPO's target found one to three; neither is registered as a run to finish
+STOPPED_POINTS: tuple[dict, ...] = (SEARCH_BASE, {**SEARCH_BASE, "objective": "tpo"})
+#: SFT with the search's schedule, and FGPO started from its adapter: SFT's per-question target sets up routing that
+#: the exact expected reward then refines (a warm start from the SFT arm's adapter, one of the issue's candidates)
+SEARCH_SFT = LMRun(SEARCH_BENCHMARK, "sft", {"batch_questions": 4, "lr": 3e-4, "warmup_ratio": 0.05, "dev_measures": "scoring"}, role="search")
 SEARCH_POINTS: tuple[dict, ...] = (
-    SEARCH_BASE,
-    {**SEARCH_BASE, "objective": "tpo"},
     # the entropy weight: q's optimum per question is proportional to exp(r / beta), so a larger beta keeps q off one
     # shared subset while the question's own signal is learnt (the paper's Table 5 tries 0.08), at the rate that moved
     # the runs above (their rate moved q little in a first epoch)
@@ -137,6 +154,8 @@ def _arm_run(benchmark: str, arm: str, settings: dict | None = None, role: str =
 #: in the order the pipeline trains them: the grid's points first, since the rate of every other run follows from it
 LM_RUNS: tuple[LMRun, ...] = (
     *(LMRun(SEARCH_BENCHMARK, "fgpo", point, role="search") for point in SEARCH_POINTS),
+    SEARCH_SFT,
+    LMRun(SEARCH_BENCHMARK, "fgpo", {**SEARCH_BASE, "epochs": 2.0}, role="search", init_from=SEARCH_SFT),
     LMRun("geneturing", "fgpo"),
     *(LMRun("geneturing", "fgpo", {"lr": lr}, role="lr-grid") for lr in LM_LR_GRID if lr != LR),
     LMRun("geneturing", "fgpo", FORMAT_ANCHOR_SETTINGS, role="format-anchor"),
