@@ -15,7 +15,7 @@ from ._version import __version__
 #: public name -> the module that defines it
 _EXPORTS = {
     "RewardTable": "table", "RewardTableError": "table", "SubsetSpace": "subsets", "SubsetSpaceError": "subsets",
-    "SubsetPolicy": "policy", "TrainConfig": "train", "train": "train", "Selector": "selector",
+    "SubsetPolicy": "policy", "TrainConfig": "train", "train": "train", "Selector": "selector", "train_selector": "selector",
 }
 
 
@@ -43,4 +43,5 @@ class _Package(types.ModuleType):
 
 sys.modules[__name__].__class__ = _Package
 
-__all__ = ["RewardTable", "RewardTableError", "Selector", "SubsetPolicy", "SubsetSpace", "SubsetSpaceError", "TrainConfig", "train", "__version__"]
+__all__ = ["RewardTable", "RewardTableError", "Selector", "SubsetPolicy", "SubsetSpace", "SubsetSpaceError", "TrainConfig", "train", "train_selector",
+           "__version__"]

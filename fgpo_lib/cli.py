@@ -81,8 +81,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def _warning_line(command: str):
-    """Python warnings as one ``fgpo <command>: warning: ...`` line each (no file and line of the library)."""
+    """Python warnings as one ``fgpo <command>: warning: ...`` line each (no file and line of the library); the
+    deprecation notices of the libraries underneath (transformers' FutureWarnings) are theirs, not the user's, and
+    are left out."""
     def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, (DeprecationWarning, PendingDeprecationWarning, FutureWarning)) and "fgpo_lib" not in str(filename):
+            return
         print(f"fgpo {command}: warning: {message}", file=sys.stderr)
     return show
 

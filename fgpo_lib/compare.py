@@ -41,10 +41,16 @@ class Summary(pd.DataFrame):
 
 def summarize(runs: dict[str, list[dict]], split: str = "test") -> pd.DataFrame:
     """One row per method: greedy reward with its 95% CI over seeds x questions, mean final metrics, reasoner calls.
-    The frame prints whole (:class:`Summary`)."""
+    An untrained policy that reads no reward (``uniform``) reports its expected reward as its greedy reward. The frame
+    prints whole (:class:`Summary`)."""
+    from .algos.registry import METHODS
+
     rows = []
     for method, rs in runs.items():
-        mean, lo, hi = bootstrap_ci(per_question_scores(rs, split))
+        # a policy that reads no reward (uniform) has no top subset: every one ties, and argmax would report the first
+        # subset's reward; it picks a subset at random, so its greedy reward is its expected reward
+        key = "expected_reward" if method in METHODS and METHODS[method].reads == "nothing" else "greedy_reward"
+        mean, lo, hi = bootstrap_ci(per_question_scores(rs, split, key))
         finals = [r["final"][split] for r in rs]
         rows.append(
             {

@@ -234,6 +234,18 @@ class Selector:
         return cls(space, "linear", doc.get("provenance") or {}, featurizer=doc["featurizer"], policy=policy, _featurize=feat)
 
 
+def train_selector(table, config=None, **train_kwargs) -> tuple["Selector", dict]:
+    """``(selector, run record)``: :func:`fgpo_lib.train.train` on ``table`` with ``config`` (default
+    ``TrainConfig()``), and the selector of the policy it trained (the dev-selected checkpoint where ``splits`` give a
+    dev split, else the final one)."""
+    from .train import TrainConfig, train
+
+    config = TrainConfig() if config is None else config
+    keep: dict = {}
+    record = train(table, config, keep=keep, **train_kwargs)
+    return Selector.from_training(table, config, keep, record), record
+
+
 def _n_features(policy) -> int:
     body = policy.body
     return int(body[0].in_features) if hasattr(body, "__getitem__") else int(policy.head.in_features)

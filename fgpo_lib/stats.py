@@ -58,13 +58,16 @@ def iqm(values: np.ndarray, axis: int | None = None) -> np.ndarray | float:
 
 # --- paired tests across questions ------------------------------------------------------------------------------------
 def mcnemar(a_correct: np.ndarray, b_correct: np.ndarray, exact_below: int = 25) -> dict:
-    """McNemar's test of two methods answering the same questions: ``a_correct, b_correct: (n_questions,) bool``.
+    """McNemar's test of two methods answering the same questions: ``a_correct, b_correct: (n_questions,) bool``,
+    computed by statsmodels (``statsmodels.stats.contingency_tables.mcnemar``).
 
     ``b10`` counts questions ``a`` gets right and ``b`` wrong, ``b01`` the reverse. With fewer than ``exact_below``
     discordant questions the two-sided p-value is the exact binomial one (``2 P(X <= min(b10, b01))``,
     ``X ~ Bin(b10 + b01, 1/2)``, capped at 1); otherwise the chi-squared statistic with continuity correction,
     ``(|b10 - b01| - 1)^2 / (b10 + b01)`` on one degree of freedom. Returns ``{"b10", "b01", "p", "method"}``.
     """
+    from statsmodels.stats.contingency_tables import mcnemar as _mcnemar
+
     a, b = np.asarray(a_correct, bool), np.asarray(b_correct, bool)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"a_correct and b_correct must be 1-D over the same questions, got {a.shape} and {b.shape}")
@@ -72,22 +75,20 @@ def mcnemar(a_correct: np.ndarray, b_correct: np.ndarray, exact_below: int = 25)
     n = b10 + b01
     if n == 0:
         return {"b10": 0, "b01": 0, "p": 1.0, "method": "none discordant"}
-    if n < exact_below:
-        p = min(1.0, 2 * _stats.binom.cdf(min(b10, b01), n, 0.5))
-        return {"b10": b10, "b01": b01, "p": float(p), "method": "exact binomial"}
-    chi2 = (abs(b10 - b01) - 1) ** 2 / n
-    return {"b10": b10, "b01": b01, "p": float(_stats.chi2.sf(chi2, 1)), "method": "chi-squared, continuity corrected"}
+    exact = n < exact_below
+    res = _mcnemar([[int((a & b).sum()), b10], [b01, int((~a & ~b).sum())]], exact=exact, correction=True)
+    return {"b10": b10, "b01": b01, "p": float(min(1.0, res.pvalue)), "method": "exact binomial" if exact else "chi-squared, continuity corrected"}
 
 
 def holm(pvalues) -> np.ndarray:
-    """Holm's step-down adjustment of ``pvalues (m,)`` for ``m`` tests: adjusted p-values, in the input order."""
+    """Holm's step-down adjustment of ``pvalues (m,)`` for ``m`` tests: adjusted p-values, in the input order
+    (statsmodels' ``multipletests(..., method="holm")``)."""
+    from statsmodels.stats.multitest import multipletests
+
     p = np.asarray(pvalues, np.float64)
-    order = np.argsort(p, kind="stable")
-    m = len(p)
-    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
-    out = np.empty(m)
-    out[order] = np.minimum(adjusted, 1.0)
-    return out
+    if p.size == 0:
+        return p
+    return multipletests(p, method="holm")[1]
 
 
 def min_detectable_difference(differences: np.ndarray, alpha: float = 0.05, power: float = 0.80) -> float:

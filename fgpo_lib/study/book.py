@@ -21,6 +21,7 @@ NOTEBOOKS = ROOT / "notebooks"
 CHAPTERS = (
     ("method", "page"),
     ("worked_example", "notebook"),
+    ("own_agent", "notebook"),
     ("environment", "notebook"),
     ("protocol", "notebook"),
     ("results", "notebook"),
