@@ -18,7 +18,7 @@ LLAMA_avx512_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=O
 	-DGGML_AVX512=ON -DGGML_AVX512_VBMI=ON -DGGML_AVX512_VNNI=ON -DGGML_AVX512_BF16=ON -DLLAVA_BUILD=OFF
 LLAMA_CMAKE_ARGS ?= $(LLAMA_$(LLAMA_BUILD)_ARGS)
 
-.PHONY: setup test book pipeline bench clean-book print-llama-args
+.PHONY: setup test test-fast book pipeline bench clean-book print-llama-args
 
 setup: $(STAMP)
 
@@ -42,6 +42,10 @@ $(STAMP): requirements.txt requirements-models.txt pyproject.toml
 TEST_WORKERS ?= 2
 test: setup
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+
+# the edit-test loop: every test but the slow tier (real models, servers, TRL training, the book; tests/conftest.py)
+test-fast: setup
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not slow"
 
 book: setup
 	$(VENV)/bin/fgpo study --book-dir book

@@ -64,7 +64,16 @@ def no_network(monkeypatch):
 SPREAD_CASES = {"test_tables.py"}
 
 
+#: the full tier only (``make test``, CI): files whose tests load a real LLM or the policy's backbone, train TRL's arms,
+#: re-derive committed tables live, or build the book. ``make test-fast`` (``pytest -m "not slow"``) leaves them out,
+#: with the single tests marked ``@pytest.mark.slow`` elsewhere (subprocesses, servers, a full resume).
+SLOW_FILES = {"test_tables.py", "test_crossbuild.py", "test_llm_reasoners.py", "test_notebooks_book.py", "test_book_check.py", "test_lm_arms.py",
+              "test_lm_selector.py", "test_ladder.py"}
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name not in SPREAD_CASES:
             item.add_marker(pytest.mark.xdist_group(item.path.stem))
+        if item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)

@@ -61,6 +61,7 @@ def _limited(limit_bytes: int):
     return setup
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["train", "compare"])
 def test_a_record_rewritten_on_a_full_disk_leaves_the_old_one_valid(table, tmp_path, command):
     out = tmp_path / "run.json"
@@ -73,6 +74,7 @@ def test_a_record_rewritten_on_a_full_disk_leaves_the_old_one_valid(table, tmp_p
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "a temporary file was left behind"
 
 
+@pytest.mark.slow
 def test_a_table_rewritten_on_a_full_disk_leaves_the_old_one_valid(tmp_path):
     out = tmp_path / "t.npz"
     assert run(["example-table", "--out", out, "--questions", 2000])[0] == 0
@@ -97,6 +99,7 @@ def test_precompute_never_replaces_another_reasoners_table_of_equal_size(tmp_pat
     assert run([*base, "--reasoner", "records", "--force"])[0] == 0
 
 
+@pytest.mark.slow
 def test_a_resume_that_computes_no_cell_leaves_every_array_identical(tmp_path):
     """The committed table with both extras (All-Tools and the selection call): rewards, answers and seconds with
     their dtypes, and the extras as JSON (exact floats, nulls kept), identical after an in-place resume."""
@@ -116,6 +119,7 @@ def test_a_resume_that_computes_no_cell_leaves_every_array_identical(tmp_path):
     assert json.dumps(a.extras, sort_keys=True) == json.dumps(b.extras, sort_keys=True)
 
 
+@pytest.mark.slow
 def test_two_precomputes_on_one_output_never_blame_the_workers(tmp_path):
     out = tmp_path / "t.npz"
     argv = [*FGPO, "precompute", "--benchmark", "genehop", "--reasoner", "records", "--questions", "6", "--checkpoint-every", "1", "--quiet", "--out", str(out)]
@@ -198,6 +202,7 @@ def _with_provenance(src: Path, dst: Path, **changes) -> Path:
     return dst
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("changes,names", [({"reasoner_kwargs": [1, 2]}, ["reasoner_kwargs", "object"]), ({"max_size": "four"}, ["max_size", "whole number"]),
                                            ({"benchmark": "geneseq"}, ["genehop/", "not a question of benchmark 'geneseq'"])])
 def test_verify_table_names_a_provenance_it_cannot_use(tmp_path, changes, names):
@@ -205,6 +210,7 @@ def test_verify_table_names_a_provenance_it_cannot_use(tmp_path, changes, names)
     fails(["verify-table", path, "--sample", 1, "--extras", 0], *names)
 
 
+@pytest.mark.slow
 def test_ondemand_names_reasoner_kwargs_that_are_not_an_object(tmp_path):
     path = _with_provenance(ROOT / "tables" / "geneturing__gemma3-270m.npz", tmp_path / "t.npz", reasoner_kwargs=[1])
     fails(["ondemand", "--benchmark", "geneturing", "--reasoner", "gemma3-270m", "--table", path, "--out-dir", tmp_path], "reasoner_kwargs", "object")
@@ -230,6 +236,7 @@ def test_a_full_disk_under_the_cell_cache_is_named(tmp_path):
         cache.put([("k", "q", "", "r", "a", 1.0, "ok", "", 0.1)])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("edit,names", [(lambda e: e["selection"].pop("key_label"), ["'selection'", "key_label"]),
                                         (lambda e: e["selection"].__setitem__("rewards", ["x"] * len(e["selection"]["rewards"])), ["'selection'", "rewards"])])
 def test_a_resume_source_with_malformed_extras_is_named(tmp_path, edit, names):
@@ -241,6 +248,7 @@ def test_a_resume_source_with_malformed_extras_is_named(tmp_path, edit, names):
            "--cache", tmp_path / "c.sqlite", "--quiet"], str(src), *names)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content,names", [("{not json", ["not a cross-build record", "JSON"]), ('{"cells": {}}', ["not a complete cross-build record"])])
 def test_cross_build_names_a_broken_record_in_its_folder(tmp_path, content, names):
     (tmp_path / "geneturing__smollm2-135m.json").write_text(content)
@@ -259,6 +267,7 @@ def test_a_markdown_path_under_a_file_is_refused_before_the_work(tmp_path, table
     assert time.perf_counter() - t0 < 20
 
 
+@pytest.mark.slow
 # --- Ctrl-C at any moment --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("delay", [0.15, 0.3, 0.8, 1.5, 3.0])
 def test_ctrl_c_at_any_moment_prints_no_traceback(table, tmp_path, delay):

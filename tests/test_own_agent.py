@@ -133,6 +133,7 @@ def _server(model: Path, alias: str, port: int):
     raise RuntimeError("llama_cpp.server did not start")
 
 
+@pytest.mark.slow
 def test_the_example_through_a_real_local_openai_compatible_server(tmp_path):
     """llama_cpp.server serving the shipped SmolLM2 GGUF: a few cells through openai-http with the benchmark's own
     instructions, cached (a second run computes none), and re-derived live by verify-table."""
@@ -158,6 +159,7 @@ def test_the_example_through_a_real_local_openai_compatible_server(tmp_path):
         proc.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_the_committed_example_table_re_derives_live_on_its_server():
     """The book's table (Qwen2.5-Coder-0.5B behind llama_cpp.server, port 8765 as its provenance names): a few of its
     cells computed again live agree with it."""
