@@ -267,8 +267,8 @@ def test_a_markdown_path_under_a_file_is_refused_before_the_work(tmp_path, table
     assert time.perf_counter() - t0 < 20
 
 
-@pytest.mark.slow
 # --- Ctrl-C at any moment --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("delay", [0.15, 0.3, 0.8, 1.5, 3.0])
 def test_ctrl_c_at_any_moment_prints_no_traceback(table, tmp_path, delay):
     proc = subprocess.Popen([*FGPO, "compare", "--table", str(table), "--steps", "400", "--seeds", "0,1,2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -54,8 +54,8 @@ def small_table(tmp_path_factory):
     return path
 
 
-@pytest.mark.slow
 # --- 1. data loss: the README's resume command ------------------------------------------------------------------------
+@pytest.mark.slow
 def test_resume_of_a_committed_llm_table_on_a_fresh_cache_keeps_everything(tmp_path):
     """Same rewards, answers, extras and provenance; of the provenance only ``seeded_from`` (which names the copy)
     and ``code_version`` (the code that assembled the file) may change."""
