@@ -19,6 +19,11 @@ PAGES = {
     "path.html": ("Path", "<p>table_path = '/root/work/tables/x.npz'</p>"),
     "twin_a.html": ("Twin", "<p>a</p>"),
     "twin_b.html": ("Twin", "<p>b</p>"),
+    # the reader's test, on chapter pages (_generated/): the answer first, or a named problem
+    "_generated/leads.html": ("Leads", "<article><h1>Leads</h1><p>" + "word " * 120 + "</p><table>" + "<tr><td>1</td></tr>" * 5 + "</table><p>" + "more " * 300 + "</p></article>"),
+    "_generated/buried.html": ("Buried", "<article><h1>Buried</h1><p>" + "word " * 200 + "</p><img src='data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7'></article>"),
+    "_generated/long_table.html": ("Long", "<article><h1>Long</h1><p>intro</p><table>" + "<tr><td>row text</td></tr>" * 40 + "</table></article>"),
+    "_generated/figure_first.html": ("Figure", "<article><h1>Figure</h1><p>short</p><svg width='10' height='10'><rect width='10' height='10'/></svg>" + "<p>" + "w " * 500 + "</p></article>"),
 }
 
 
@@ -33,6 +38,7 @@ def problems(tmp_path_factory):
     (html / "_static" / "mathjax").mkdir(parents=True)
     shutil.copy(MATHJAX, html / "_static" / "mathjax")
     for name, (title, body) in PAGES.items():
+        (html / name).parent.mkdir(parents=True, exist_ok=True)
         (html / name).write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head><body>{body}</body></html>")
     found, counts = check_book(html)
     assert counts["pages"] == len(PAGES)
@@ -56,4 +62,12 @@ def test_each_defect_is_reported(problems, page, what):
 def test_duplicate_titles_are_reported_and_a_clean_page_passes(problems):
     assert "duplicate page title 'Twin': twin_a.html, twin_b.html" in problems
     assert not [p for p in problems if p.startswith("good.html")]
-    assert len(problems) == 6
+    assert len(problems) == 8
+
+
+def test_a_chapter_must_lead_with_its_answer(problems):
+    """A short table after 120 words passes, and so does a figure after two words; a figure after 200 words, or a
+    page whose only table has 40 rows, is named."""
+    assert not [p for p in problems if p.startswith(("_generated/leads.html", "_generated/figure_first.html"))], problems
+    assert any(p.startswith("_generated/buried.html: 200 words of text come before its first figure") for p in problems), problems
+    assert any(p.startswith("_generated/long_table.html: no figure or short table") for p in problems), problems

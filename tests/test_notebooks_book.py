@@ -82,7 +82,7 @@ def small_book(tmp_path_factory, worker_id):
         if not (html / "index.html").exists():
             shutil.rmtree(book, ignore_errors=True)
             book.mkdir()
-            for f in ("_config.yml", "intro.md", "method.md", "settings.md", "limitations.md"):
+            for f in ("_config.yml", "method.md", "settings.md", "limitations.md", "references.md", "references.bib"):
                 shutil.copy(ROOT / "book" / f, book / f)
             shutil.copytree(ROOT / "book" / "_static", book / "_static")
             subprocess.run([sys.executable, "-m", "fgpo_lib.cli", "study", "--book-dir", str(book), "--small"], check=True, capture_output=True)
@@ -111,7 +111,8 @@ def test_notebooks_are_text_and_the_toc_derives_from_the_chapter_list():
         assert path.exists(), path
     text = toc(["genehop__records"])
     files = re.findall(r"file: (\S+)", text)
-    assert files[0] == "method" and files[-1] == "limitations" and "_generated/settings/genehop__records" in files
+    assert files[0] == "method" and files[-1] == "references" and "_generated/settings/genehop__records" in files
+    assert "root: _generated/intro" in text
     assert "settings" not in re.findall(r"file: (\S+)", toc([]))
 
 

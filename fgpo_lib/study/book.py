@@ -18,6 +18,8 @@ NOTEBOOKS = ROOT / "notebooks"
 #: ``notebook`` (``notebooks/<name>.md``, a MyST text notebook executed into ``_generated/`` after the settings) or
 #: ``settings`` (``book/settings.md``, then one page per setting that ran). The table of contents, the notebooks the
 #: study executes and their order all derive from this list (:func:`toc`).
+#: the book's first page (its root): a notebook, so that it states the study's answer in glued numbers
+ROOT_PAGE = ("intro", "notebook")
 CHAPTERS = (
     ("method", "page"),
     ("worked_example", "notebook"),
@@ -29,16 +31,20 @@ CHAPTERS = (
     ("lm_policy", "notebook"),
     ("scaling", "notebook"),
     ("reproducibility", "notebook"),
+    ("checklist", "notebook"),
     ("settings", "settings"),
     ("limitations", "page"),
+    ("references", "page"),
 )
-BOOK_NOTEBOOKS = tuple(name for name, kind in CHAPTERS if kind == "notebook")
+#: every notebook the study executes after the settings, the root page last (it reads what the chapters read)
+BOOK_NOTEBOOKS = tuple(name for name, kind in CHAPTERS if kind == "notebook") + ((ROOT_PAGE[0],) if ROOT_PAGE[1] == "notebook" else ())
 
 
 def toc(settings: list[str]) -> str:
     """``_toc.yml`` of a build: :data:`CHAPTERS`, with the settings that ran (``<benchmark>__<reasoner>``) under
     their part (left out when none ran). Written at build time; it is not committed."""
-    lines = ["format: jb-book", "root: intro", "chapters:"]
+    root = f"_generated/{ROOT_PAGE[0]}" if ROOT_PAGE[1] == "notebook" else ROOT_PAGE[0]
+    lines = ["format: jb-book", f"root: {root}", "chapters:"]
     for name, kind in CHAPTERS:
         if kind == "notebook":
             lines.append(f"  - file: _generated/{name}")

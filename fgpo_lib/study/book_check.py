@@ -8,7 +8,10 @@ Every page is loaded offline from disk, MathJax is given time to typeset, and th
 * an image that does not render, an internal link or redirect whose target does not exist;
 * progress-bar or loading output in a published page (tqdm bars, ``it/s``, ``TqdmWarning``, "Loading weights");
 * an absolute path of a machine (``/root/``, ``/home/``, ``/tmp/``, ``/work/``) anywhere in the HTML;
-* two pages with the same title.
+* two pages with the same title;
+* a chapter or setting page that does not lead with its answer (:data:`LEAD_PAGES`): its first figure, or its first
+  table of at most :data:`SHORT_TABLE_ROWS` rows, must come before :data:`LEAD_WORDS` words of visible text (the
+  reader's test: a later chapter cannot slip back to opening with design notes and long tables).
 
 :func:`check_book` returns the problems, one line each; ``fgpo-check-book`` (``benchmarks/check_book_chromium.py``)
 prints them and takes screenshots. ``tests/test_book_check.py`` shows that each defect is caught.
@@ -31,6 +34,42 @@ REFRESH = re.compile(r'<meta[^>]+http-equiv="refresh"[^>]+url=([^"]+)"', re.IGNO
 RAW_TEX = re.compile(r"\\\(|\\\[|\$\$")
 PROGRESS = re.compile(r"\d+%\|[\u2588\u258f\u258e\u258d\u258c\u258b\u258a\u2589 #]*\||\d+(\.\d+)?\s?(it|s)/(s|it)\]|TqdmWarning|Loading weights|Batches:")
 MACHINE_PATH = re.compile(r"(?<![\w.])/(root|home|tmp|work)/[\w.\-]+")
+
+
+#: the pages that must lead with their answer: the root, every executed chapter and every setting page
+LEAD_PAGES = re.compile(r"^_generated/(?!\.).*\.html$")
+LEAD_WORDS = 150
+SHORT_TABLE_ROWS = 13  # a header row and 12 rows
+#: ``{words, found, rows}``: the words of visible text in the page's article before its first figure (an image or an
+#: inline SVG) or its first table of at most SHORT_TABLE_ROWS rows; a longer table counts its words and is passed
+LEAD_JS = """(maxRows) => {
+  const root = document.querySelector('main article') || document.querySelector('article') || document.querySelector('main') || document.body;
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+  let words = 0, node;
+  while ((node = walker.nextNode())) {
+    if (node.nodeType === Node.ELEMENT_NODE) {
+      const tag = node.tagName.toUpperCase();
+      const visible = !!(node.offsetParent || node.getClientRects().length);
+      if (!visible) continue;
+      if (tag === 'IMG' || (tag === 'SVG' && !node.closest('mjx-container'))) return {words, found: 'figure', rows: 0};
+      if (tag === 'TABLE') { const rows = node.querySelectorAll('tr').length; if (rows <= maxRows) return {words, found: 'table', rows}; }
+      continue;
+    }
+    const el = node.parentElement;
+    if (!el || el.closest('h1, script, style, mjx-container, .headerlink, summary') || !(el.offsetParent || el.getClientRects().length)) continue;
+    words += node.textContent.trim().split(/\s+/).filter(Boolean).length;
+  }
+  return {words, found: null, rows: 0};
+}"""
+
+
+def lead_problem(rel: str, lead: dict) -> str | None:
+    """The reader's test on one page (module doc): a problem line, or ``None``."""
+    if lead["found"] is None:
+        return f"{rel}: no figure or short table (at most {SHORT_TABLE_ROWS - 1} rows) on the page: a chapter leads with its answer"
+    if lead["words"] > LEAD_WORDS:
+        return f"{rel}: {lead['words']} words of text come before its first {lead['found']} (at most {LEAD_WORDS}): a chapter leads with its answer"
+    return None
 
 
 def book_pages(html: Path) -> list[Path]:
@@ -86,6 +125,10 @@ def check_book(html: str | Path, chromium: str = "/usr/bin/chromium", screenshot
                     m = hits[0]
                     problems.append(f"{rel}: {what}, {len(hits)}x, first: {text[max(0, m.start() - 30):m.end() + 30]!r}")
             titles.setdefault(page.title(), []).append(rel)
+            if LEAD_PAGES.match(rel) or rel == "index.html":
+                problem = lead_problem(rel, page.evaluate(LEAD_JS, SHORT_TABLE_ROWS))
+                if problem:
+                    problems.append(problem)
             bad = page.evaluate(IMAGES_BROKEN)
             counts["images"] += page.evaluate("() => document.images.length")
             problems += [f"{rel}: image does not render: {src}" for src in bad]

@@ -161,10 +161,14 @@ def _library_tables(args: tuple) -> dict[str, Path]:
     return library_tables(benchmark, reasoner, Path(gen) / "tables", Path(gen) / "tables" / "cells.sqlite")
 
 
-def _run_setting(args: tuple) -> str:
+def _run_setting(args: tuple) -> tuple[str, float]:
+    """One setting's notebook; ``(name, wall seconds)``."""
+    import time
+
     name, params, out_dir, title = args
+    started = time.perf_counter()
     _retitle(execute_notebook("setting", Path(out_dir), params, out_name=name), title)
-    return name
+    return name, round(time.perf_counter() - started, 1)
 
 
 def run_study(book_dir: Path, workers: int = 2, small: bool = False, overrides: dict | None = None) -> Path:
@@ -196,19 +200,37 @@ def run_study(book_dir: Path, workers: int = 2, small: bool = False, overrides: 
             continue
         jobs.append(((name, params, str(gen / "settings"), setting_title(benchmark, reasoner)), stamp_file, stamp))
     print(f"{len(jobs)} settings to run, {len(done) - len(jobs)} up to date, {len(pending)} pending (no table): {pending}", flush=True)
+    import time
+
+    timings = _previous_timings(gen)  # wall seconds of each setting's last run and of each chapter (study.json)
     with ProcessPoolExecutor(max_workers=max(1, workers)) as pool, tqdm(total=len(jobs), desc="settings", unit="setting") as bar:
-        for (job, stamp_file, stamp), name in zip(jobs, pool.map(_run_setting, [j[0] for j in jobs])):
+        for (job, stamp_file, stamp), (name, seconds) in zip(jobs, pool.map(_run_setting, [j[0] for j in jobs])):
             stamp_file.write_text(stamp)
+            timings["settings"][name] = seconds
             bar.set_postfix_str(name)
             bar.update()
-    (gen / "study.json").write_text(json.dumps({"settings": done, "pending": pending, "small": small}, indent=1))
+    summary = {"settings": done, "pending": pending, "small": small, "workers": workers, "timings": timings}
+    (gen / "study.json").write_text(json.dumps(summary, indent=1))
     for name in BOOK_NOTEBOOKS:
         print(f"executing notebooks/{name}.md", flush=True)
         # the summary notebooks read the study from their own folder; the scaling chapter the committed runs
         params = {"runs_dir": os.path.relpath(RUNS_DIR.resolve(), gen.resolve()), "llm_runs_dir": os.path.relpath(LLM_RUNS_DIR.resolve(), gen.resolve())} if name == "scaling" else {}
+        started = time.perf_counter()
         execute_notebook(name, gen, params)
+        timings["chapters"][name] = round(time.perf_counter() - started, 1)
+        (gen / "study.json").write_text(json.dumps(summary, indent=1))
     _write_settings_toc(book_dir, done)
     return build_book(book_dir)
+
+
+def _previous_timings(gen: Path) -> dict:
+    """``{"settings": {name: seconds}, "chapters": {name: seconds}}`` from the last build's ``study.json`` (a setting
+    that is up to date keeps its last run's time), or empty."""
+    try:
+        held = json.loads((gen / "study.json").read_text()).get("timings") or {}
+    except (OSError, ValueError):
+        held = {}
+    return {"settings": dict(held.get("settings") or {}), "chapters": dict(held.get("chapters") or {})}
 
 
 def _write_settings_toc(book_dir: Path, done: list[str]) -> None:
