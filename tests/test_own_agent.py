@@ -180,3 +180,15 @@ def test_the_committed_example_table_re_derives_live_on_its_server():
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_the_readmes_quick_start_runs_verbatim(tmp_path, monkeypatch):
+    """The README's Quick start block, run as written in a folder that holds the repository's examples."""
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"## Quick start \(Python\).*?```python\n(.*?)```", readme, re.S).group(1)
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, "README.md", "exec"), {})
+    assert (tmp_path / "my_selector" / "selector.json").exists()
