@@ -125,6 +125,28 @@ def glue_figure(name: str, fig) -> None:
     plt.close(fig)
 
 
+def forest_figure(frame, label: str, diff: str, lo: str, hi: str, xlabel: str, group: str | None = None):
+    """A chapter's answer as a figure: one row per line of ``frame`` (labelled by its ``label`` column), the point
+    ``diff`` with its interval ``[lo, hi]``, a line at 0; ``group`` colours the rows by that column."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(7.2, 0.27 * len(frame) + 1.3))
+    y = np.arange(len(frame))[::-1]
+    groups = list(dict.fromkeys(frame[group])) if group else [None]
+    for i, g in enumerate(groups):
+        m = np.ones(len(frame), bool) if g is None else (frame[group] == g).to_numpy()
+        d, l, h = (frame[c].to_numpy(float)[m] for c in (diff, lo, hi))
+        ax.errorbar(d, y[m], xerr=[d - l, h - d], fmt="o", color=f"C{i}", capsize=2, label=g)
+    ax.axvline(0, color="0.4", lw=0.8)
+    ax.set_yticks(y, list(frame[label]), fontsize=7)
+    ax.set_xlabel(xlabel)
+    if group:
+        ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    return fig
+
+
 def build_book(book_dir: Path) -> Path:
     """``jupyter-book build`` with warnings as errors and nitpicky references; returns the HTML folder."""
     jb = Path(sys.executable).with_name("jupyter-book")

@@ -40,8 +40,9 @@ MACHINE_PATH = re.compile(r"(?<![\w.])/(root|home|tmp|work)/[\w.\-]+")
 LEAD_PAGES = re.compile(r"^_generated/(?!\.).*\.html$")
 LEAD_WORDS = 150
 SHORT_TABLE_ROWS = 13  # a header row and 12 rows
-#: ``{words, found, rows}``: the words of visible text in the page's article before its first figure (an image or an
-#: inline SVG) or its first table of at most SHORT_TABLE_ROWS rows; a longer table counts its words and is passed
+#: ``{words, found, rows}``: the words of visible prose in the page's article (code cells and code blocks left out) before
+#: its first figure (an image or an inline SVG) or its first table of at most SHORT_TABLE_ROWS rows; a longer table
+#: counts its words and is passed
 LEAD_JS = """(maxRows) => {
   const root = document.querySelector('main article') || document.querySelector('article') || document.querySelector('main') || document.body;
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
@@ -56,7 +57,7 @@ LEAD_JS = """(maxRows) => {
       continue;
     }
     const el = node.parentElement;
-    if (!el || el.closest('h1, script, style, mjx-container, .headerlink, summary') || !(el.offsetParent || el.getClientRects().length)) continue;
+    if (!el || el.closest('h1, script, style, mjx-container, .headerlink, summary, pre, .cell_input, .highlight') || !(el.offsetParent || el.getClientRects().length)) continue;
     words += node.textContent.trim().split(/\s+/).filter(Boolean).length;
   }
   return {words, found: null, rows: 0};
