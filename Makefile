@@ -56,6 +56,7 @@ pipeline: setup
 	$(VENV)/bin/fgpo pipeline $(ARGS)
 
 bench: setup
+	$(PY) benchmarks/bench_cli.py
 	$(PY) benchmarks/bench_env.py
 	$(PY) benchmarks/bench_optim.py
 	$(PY) benchmarks/bench_precompute.py

@@ -127,8 +127,8 @@ def add_arguments(ap) -> None:
     from .reasoners.registry import REASONERS
     from .validation import positive_int
 
-    ap.add_argument("--benchmark", required=True, choices=list(BENCHMARKS))
-    ap.add_argument("--reasoner", required=True, choices=list(REASONERS))
+    ap.add_argument("--benchmark", required=True, choices=list(BENCHMARKS), help="the built-in benchmark")
+    ap.add_argument("--reasoner", required=True, choices=list(REASONERS), help="the reasoner of --table, whose larger library's cells are computed on demand")
     ap.add_argument("--table", required=True, help="the committed 8-tool (163-subset) table of this benchmark and reasoner")
     ap.add_argument("--tools", type=positive_int, default=20, choices=[n for n in LARGE_LIBRARIES if n > 8], help="the larger library whose cells are computed on demand (default 20)")
     ap.add_argument("--estimators", nargs="+", default=list(ON_DEMAND), choices=list(ON_DEMAND), metavar="NAME", help=f"the sampled estimators to run (default all: {', '.join(ON_DEMAND)})")

@@ -235,7 +235,7 @@ def add_arguments(ap) -> None:
     from .reasoners.registry import REASONERS
     from .validation import positive_int
 
-    ap.add_argument("--benchmark", required=True, choices=list(BENCHMARKS))
+    ap.add_argument("--benchmark", required=True, choices=list(BENCHMARKS), help="the built-in benchmark whose tables of 8 to 20 tools are built")
     readers = [name for name, e in REASONERS.items() if e.kind == "reader"]
     ap.add_argument("--reasoner", required=True, choices=readers, help=f"the reader whose tables are built ({', '.join(readers)}); an LLM's 20-tool "
                     "tables are fgpo ondemand's")

@@ -101,3 +101,33 @@ def test_fgpo_help_lists_every_stage_and_the_pipeline_dry_run_computes_nothing(c
     out = capsys.readouterr().out
     assert [line.split(":")[0] for line in out.splitlines() if line.startswith("stage ")] == [f"stage {s}" for s in STAGES]
     assert main(["pipeline", "--dry-run", "--stages", "nope"]) == 2
+
+
+def test_every_help_is_plain_text_with_a_line_for_every_flag():
+    """No --help of any subcommand shows Sphinx markup (backticks, :class:) and every flag has a help line;
+    train's help lists every method of the registry with its one-line summary, and groups its flags by method."""
+    import contextlib
+    import io
+
+    from fgpo_lib.algos.registry import METHODS as REGISTRY
+    from fgpo_lib.cli import COMMANDS, build_parser
+
+    for name in [None, *COMMANDS]:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+            main(["--help"] if name is None else [name, "--help"])
+        text = out.getvalue()
+        assert "`" not in text and ":class:" not in text and ":func:" not in text, (name, text)
+        if name is None:
+            continue
+        parser = build_parser(name)
+        sub = next(a for a in parser._actions if a.dest == "command").choices[name]
+        missing = [a.option_strings for a in sub._actions if a.option_strings and a.help is None]
+        assert not missing, (name, missing)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        main(["train", "--help"])
+    text = " ".join(out.getvalue().split())
+    for method, entry in REGISTRY.items():
+        assert f"{method}: {' '.join(entry.summary.split())}" in text, method
+    assert "fgpo settings" in text and "tpo settings" in text

@@ -14,12 +14,18 @@ from __future__ import annotations
 import argparse
 
 from ..validation import int_list
+from ..validation import plain
 from .train_flags import METHODS, add_train_args, build_config, load_table, method_help
+
+
+def plain_paragraphs(text: str) -> str:
+    """Docstring paragraphs as --help shows them: plain text (no markup), one paragraph per line."""
+    return "\n\n".join(plain(par) for par in text.split("\n\n"))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
-    p.description = __doc__.split("\n\n", 1)[1] + "\n" + method_help()
+    p.description = plain_paragraphs(__doc__.split("\n\n", 1)[1]) + "\n\n" + method_help()
     add_train_args(p)
     p.add_argument("--methods", default=",".join(METHODS), help="comma-separated methods to compare, each run on every seed (default: all)")
     p.add_argument("--seeds", type=int_list, default=[0, 1, 2, 3, 4], help="comma-separated seeds (default 0,1,2,3,4)")

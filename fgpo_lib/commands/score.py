@@ -13,7 +13,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--benchmark", required=True, choices=list(BENCHMARKS), help="the built-in benchmark")
     p.add_argument("--predictions", required=True, help='JSONL, one {"question": text (or "qid": id), "prediction": text} per line, each question once; '
-                   "`fgpo questions --benchmark NAME` prints every question's exact text and id")
+                   "fgpo questions --benchmark NAME prints every question's exact text and id")
     p.add_argument("--rules", choices=("lenient", "official"), default="lenient", help="lenient: our answer extractor; official: GeneGPT's evaluate.py (case-sensitive, exact)")
 
 

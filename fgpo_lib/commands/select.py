@@ -18,7 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("selector", help="a selector folder (fgpo train / lm-train --save-selector DIR)")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--question", action="append", metavar="TEXT", help="a question text (repeatable)")
-    src.add_argument("--questions", metavar="Q.jsonl", help='JSONL, one {"question": text} per line (a "qid" is passed through); `fgpo questions` writes such a file')
+    src.add_argument("--questions", metavar="Q.jsonl", help='JSONL, one {"question": text} per line (a "qid" is passed through); fgpo questions writes such a file')
 
 
 def read_questions(path: Path) -> list[dict]:

@@ -240,7 +240,7 @@ def _write_settings_toc(book_dir: Path, done: list[str]) -> None:
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     """The study's flags, shared by ``fgpo study`` and ``python -m fgpo_lib.study``."""
-    ap.add_argument("--book-dir", default=str(ROOT / "book"))
+    ap.add_argument("--book-dir", default=str(ROOT / "book"), help="the book's folder (default: the repository's book/)")
     ap.add_argument("--workers", type=positive_int, default=2, help="settings run in parallel (processes)")
     ap.add_argument("--small", action="store_true", help="the CI configuration: 2 settings, 2 seeds, few steps")
     ap.add_argument("--param", action="append", default=[], help="setting-notebook parameter NAME=VALUE (repeatable)")
