@@ -160,3 +160,47 @@ def test_every_committed_record_re_derives_from_its_table():
         for decoding in DECODINGS:
             assert again[decoding]["question_ids"] == rec["test"]["question_ids"], name
             np.testing.assert_allclose(again[decoding]["scores"], rec["test"][decoding]["scores"], err_msg=name)
+
+
+def test_seed_aggregates_by_hand():
+    """rliable's IQM and probability of improvement on two tiny arms: FGPO's runs [[1, 0], [1, 1]] and SFT's
+    [[0, 0], [1, 0]] on two questions. P(FGPO > SFT): question 1 compares {1, 1} with {0, 1}, 3 of 4 pairs (a tie
+    counts a half); question 2 compares {0, 1} with {0, 0}, 3 of 4; mean 0.75. IQM (25% cut from each end of the four
+    scores): FGPO's middle two of 0, 1, 1, 1 are 1 and 1, SFT's of 0, 0, 0, 1 are 0 and 0."""
+    from fgpo_lib.lm_policy.design import LMRun
+    from fgpo_lib.lm_policy.report import seed_aggregates
+
+    def rec(scores):
+        return {"test": {"question_ids": ["a", "b"], "scoring": {"scores": scores}}}
+
+    records = {f"{arm}{s}": (LMRun("geneseq", arm, seed=s), rec(sc)) for arm, runs in (("fgpo", [[1, 0], [1, 1]]), ("sft", [[0, 0], [1, 0]]))
+               for s, sc in enumerate(runs)}
+    agg = seed_aggregates(records, reps=200).set_index("arm")
+    assert agg.loc["FGPO", "IQM"] == pytest.approx(100.0) and agg.loc["SFT (TRL)", "IQM"] == pytest.approx(0.0)
+    assert agg.loc["SFT (TRL)", "P(FGPO > arm)"] == pytest.approx(0.75)
+    assert agg.loc["FGPO", "seeds"] == 2 and agg.loc["FGPO", "questions"] == 2
+
+
+def test_the_routing_rule_on_a_committed_table():
+    """A record whose test choices are each question's best subset routes (several subsets, none on 90%, above the
+    best fixed subset); one that picks that fixed subset everywhere does not."""
+    import numpy as np
+
+    from fgpo_lib.lm_policy.data import lm_splits
+    from fgpo_lib.lm_policy.design import MAX_TRAIN, ROOT, LMRun
+    from fgpo_lib.lm_policy.report import best_fixed_score, routes
+    from fgpo_lib.table import RewardTable
+
+    run = LMRun("geneseq", "fgpo")
+    table = RewardTable.load(ROOT / run.table)
+    splits = {k: [table.question_ids[r] for r in v] for k, v in lm_splits(table, max_train=MAX_TRAIN).items()}
+    te = np.array([table.question_ids.index(q) for q in splits["test"]])
+    fit = np.array([table.question_ids.index(q) for q in splits["train"] + splits["dev"]])
+    best = int(table.rewards[fit].mean(0).argmax())
+
+    def record(choices):
+        return {"splits": splits, "test": {"question_ids": splits["test"], "scoring": {"choices": [int(c) for c in choices],
+                                                                                        "scores": table.rewards[te, choices].tolist()}}}
+    oracle = table.rewards[te].argmax(1)
+    assert best_fixed_score(run, record(oracle)) == pytest.approx(100 * table.rewards[te, best].mean())
+    assert routes(run, record(oracle)) and not routes(run, record(np.full(len(te), best)))

@@ -251,3 +251,147 @@ def linear_head_frame(records: dict, study_dir: Path, library: str = "4 tools") 
                      "tools/q, language model": float(np.mean([test["scoring"]["sizes"][k] for k in shared])),
                      "tools/q, linear head": float(arm.sizes[:, cols].mean())})
     return pd.DataFrame(rows)
+
+
+# --- routing: does a policy pick different subsets for different questions? -------------------------------------------
+def routing_frame(records: dict) -> pd.DataFrame:
+    """Every run's test choices (candidate scoring) on its training table: ``run, benchmark, arm, role, seed``, the
+    score (points), the distinct subsets it picks and the share of questions on its most-picked one, tools per
+    question, and whether it routes by the chapter's rule (:func:`routes`)."""
+    from .data import routing_measures
+
+    rows = []
+    for name, (run, rec) in records.items():
+        s = rec["test"]["scoring"]
+        r = routing_measures(s["choices"])
+        rows.append({"run": name, "benchmark": run.benchmark, "arm": ARM_LABELS[run.arm], "role": run.role, "seed": run.seed,
+                     "score": mean_score(s["scores"]), "distinct subsets": r["distinct_subsets"], "top share": r["top_subset_share"],
+                     "tools/q": float(np.mean(s["sizes"]))})
+    return pd.DataFrame(rows)
+
+
+#: the chapter's rule for "routes", on a run's test questions: at least this many distinct subsets, none on more than
+#: this share of them (and, checked where the table is at hand, a score above the best fixed subset chosen on the
+#: run's own training and dev questions)
+ROUTES_MIN_DISTINCT, ROUTES_MAX_SHARE = 3, 0.9
+
+
+def reference_frame(records: dict, tables_dir: Path | None = None) -> pd.DataFrame:
+    """Per benchmark with a record: on the records' training table and test questions, the untrained rows (No-Tool,
+    All-Tools, the best fixed subset chosen on the training and dev questions, Oracle) and the full-information
+    reference selector (:mod:`fgpo_lib.algos.reference`: one ridge regression per subset's Eq. 1 reward on the hashed
+    n-grams of the same question text, fitted on the same training questions), each with its score (points), tools
+    per question and distinct subsets."""
+    from ..algos.reference import fit_reference
+    from ..features import make_featurizer
+    from ..rewards import RewardSpec
+    from .data import routing_measures
+
+    rows, seen = [], set()
+    for name, (run, rec) in records.items():
+        if run.benchmark in seen:
+            continue
+        seen.add(run.benchmark)
+        table = RewardTable.load(ROOT / run.table)
+        row_of = {q: i for i, q in enumerate(table.question_ids)}
+        tr = np.array([row_of[q] for q in rec["splits"]["train"]])
+        dev = np.array([row_of[q] for q in rec["splits"]["dev"]])
+        te = np.array([row_of[q] for q in rec["splits"]["test"]])
+        r = table.rewards.astype(np.float64)
+        best = int(r[np.concatenate([tr, dev])].mean(0).argmax())
+        x = make_featurizer("text")(table.questions)
+        coef, _ = fit_reference(x[tr], RewardSpec.parse("eq1").apply(table.rewards, table.space)[tr], (0.01, 0.1, 1.0, 10.0, 100.0))
+        ref = (x[te] @ coef.T).argmax(1)
+        space = table.space
+        for what, cols in (("No-Tool", np.full(len(te), space.index_of([]))), ("All-Tools", np.full(len(te), space.index_of(list(space.tool_names)))),
+                           ("best fixed (train + dev)", np.full(len(te), best)), ("Reference (ridge, question text)", ref), ("Oracle", r[te].argmax(1))):
+            m = routing_measures(cols)
+            rows.append({"benchmark": run.benchmark, "policy": what, "score": 100 * float(r[te, cols].mean()), "tools/q": float(space.sizes[cols].mean()),
+                         "distinct subsets": m["distinct_subsets"], "top share": m["top_subset_share"]})
+    return pd.DataFrame(rows)
+
+
+def best_fixed_score(run, rec) -> float:
+    """The test score (points) of the best fixed subset chosen on the run's own training and dev questions."""
+    table = RewardTable.load(ROOT / run.table)
+    row_of = {q: i for i, q in enumerate(table.question_ids)}
+    fit = np.array([row_of[q] for q in rec["splits"]["train"] + rec["splits"]["dev"]])
+    te = np.array([row_of[q] for q in rec["splits"]["test"]])
+    best = int(table.rewards[fit].mean(0).argmax())
+    return 100 * float(table.rewards[te, best].mean())
+
+
+def routes(run, rec) -> bool:
+    """The chapter's rule (:data:`ROUTES_MIN_DISTINCT`, :data:`ROUTES_MAX_SHARE`): on its training table's test
+    questions, the run picks at least 3 distinct subsets, none on more than 90% of them, and scores above the best
+    fixed subset chosen on its own training and dev questions."""
+    from .data import routing_measures
+
+    s = rec["test"]["scoring"]
+    m = routing_measures(s["choices"])
+    return m["distinct_subsets"] >= ROUTES_MIN_DISTINCT and m["top_subset_share"] <= ROUTES_MAX_SHARE and mean_score(s["scores"]) > best_fixed_score(run, rec)
+
+
+def search_frame(records: dict, stopped_dir: Path | None = None) -> pd.DataFrame:
+    """The routing search, one row per point (the ``search`` runs and the points stopped by hand): its recipe (the
+    settings that differ from the earlier runs'), its dev curve summarised (the best dev score and its update, the
+    most distinct dev argmax subsets at any point and the share of the top one then, q's entropy and top mass at the
+    last point) and, for a finished run, its test score, distinct test subsets and whether it routes."""
+    from .design import STOPPED_DIR
+
+    def summary(curve: list[dict]) -> dict:
+        trained = [p for p in curve if p["step"] > 0] or curve
+        best = max(trained, key=lambda p: p["dev_score"])
+        widest = max(curve, key=lambda p: (p.get("dev_distinct_subsets", 0), -p.get("dev_top_share", 1)))
+        last = curve[-1]
+        return {"updates": last["step"], "best dev": 100 * best["dev_score"], "at update": best["step"], "most distinct (dev)": widest.get("dev_distinct_subsets"),
+                "its top share": widest.get("dev_top_share"), "q entropy (last)": last["q_entropy"], "q top mass (last)": last["q_top_mass"]}
+
+    rows = []
+    for name, (run, rec) in records.items():
+        if run.role != "search":
+            continue
+        rows.append({"point": name, "arm": ARM_LABELS[run.arm], "status": "finished", **summary(rec["curve"]),
+                     "test": mean_score(rec["test"]["scoring"]["scores"]), "distinct (test)": len(set(rec["test"]["scoring"]["choices"])), "routes": routes(run, rec)})
+    folder = Path(stopped_dir) if stopped_dir is not None else STOPPED_DIR
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        held = json.loads(path.read_text())
+        rows.append({"point": held["run"], "arm": ARM_LABELS[held["identity"]["arm"]], "status": f"stopped at update {held['stopped_at_step']}",
+                     **summary(held["curve"]), "test": float("nan"), "distinct (test)": float("nan"), "routes": False})
+    return pd.DataFrame(rows)
+
+
+def seed_aggregates(records: dict, reps: int = 2000) -> pd.DataFrame:
+    """Per benchmark and arm of the ``main`` runs with several seeds: rliable's interquartile mean of the test score
+    over seeds and questions (a stratified bootstrap interval, questions as tasks), and the probability that FGPO
+    improves on each other arm (rliable's ``probability_of_improvement``: the chance that a random FGPO run scores
+    above a random run of the other arm on a random question, ties counting a half), with its interval.
+
+    Array convention (rliable's): ``scores: (n_seeds, n_questions)`` per arm, the questions of the arms' shared test
+    split in the same order."""
+    from rliable import library as rly
+    from rliable import metrics
+
+    by: dict = {}
+    for name, (run, rec) in records.items():
+        if run.role == "main":
+            ids = rec["test"]["question_ids"]
+            by.setdefault(run.benchmark, {}).setdefault(run.arm, []).append(dict(zip(ids, rec["test"]["scoring"]["scores"])))
+    rows = []
+    for benchmark, arms in by.items():
+        shared = sorted(set.intersection(*(set(d) for runs in arms.values() for d in runs)))
+        scores = {arm: np.array([[d[q] for q in shared] for d in runs], np.float64) for arm, runs in arms.items()}
+        point, ci = rly.get_interval_estimates(scores, lambda s: np.array([metrics.aggregate_iqm(s)]), reps=reps)
+        for arm in scores:
+            rows.append({"benchmark": benchmark, "arm": ARM_LABELS[arm], "seeds": len(scores[arm]), "questions": len(shared),
+                         "IQM": 100 * float(point[arm][0]), "IQM lo": 100 * float(ci[arm][0][0]), "IQM hi": 100 * float(ci[arm][1][0])})
+        if "fgpo" in scores:
+            pairs = {f"fgpo,{arm}": (scores["fgpo"], scores[arm]) for arm in scores if arm != "fgpo"}
+            if pairs:
+                p_point, p_ci = rly.get_interval_estimates(pairs, lambda x, y: np.array([metrics.probability_of_improvement(x, y)]), reps=reps)
+                for key in pairs:
+                    other = key.split(",")[1]
+                    for row in rows:
+                        if row["benchmark"] == benchmark and row["arm"] == ARM_LABELS[other]:
+                            row |= {"P(FGPO > arm)": float(p_point[key][0]), "P lo": float(p_ci[key][0][0]), "P hi": float(p_ci[key][1][0])}
+    return pd.DataFrame(rows)
