@@ -14,6 +14,12 @@ the longest), and times, per question:
 * a GRPO step of TRL's ``GRPOTrainer`` itself (the arm's settings: 4 questions x G = 6 completions of at most 16
   tokens), on the benchmark's Qwen2.5-Coder-0.5B 4-tool table, timed over ``--grpo-steps`` steps (0: skip).
 
+* a dev evaluation of ``--questions`` questions, with every measure (both decodings, the generation masses, the
+  dead-group closed forms) and with candidate scoring alone (``dev_measures="scoring"``, what the routing search's
+  runs use), and the prompt pass with every position's logits against the last one's (``logits_to_keep=1``, what
+  the scoring uses now; the scores are the same);
+* with ``--grpo-steps``, a GRPO step with gradient checkpointing on (the arm's setting) and off.
+
 It prints seconds per question, tokens per second, the speedup of shared-prompt scoring, the largest score
 difference between the two, the format rate and the seconds per GRPO step. Threads: torch's default unless
 ``--threads``. ``--skip-naive`` times the shared-prompt scoring alone: the naive reference holds 16 full sequences'
@@ -90,11 +96,42 @@ def main() -> None:
             print(f"shared-prompt speedup: {sum(times['naive']) / sum(times['shared']):.2f}x; largest score difference {worst:.2e}")
         print(f"GRPO generation, 6 completions x 12 tokens: {sum(times['generate']) / n:.2f} s per question; {parsed} of {6 * n} completions parse")
         print(f"FGPO step of 16 questions: about {16 * sum(times['shared']) / n:.0f} s")
+        dev_full, dev_scoring, keep_all, keep_last = dev_eval_seconds(model, tok, args.benchmark, args.questions)
+        print(f"dev evaluation of {args.questions} questions: every measure {dev_full:.1f} s, candidate scoring alone {dev_scoring:.1f} s "
+              f"({dev_full / max(dev_scoring, 1e-9):.1f}x); prompt pass with every position's logits {keep_all:.2f} s, the last one's {keep_last:.2f} s per question")
         if args.grpo_steps:
-            print(f"GRPO step of TRL's GRPOTrainer (4 questions x G = 6): {grpo_step_seconds(model, tok, args.benchmark, args.grpo_steps):.1f} s")
+            for ckpt in (True, False):
+                print(f"GRPO step of TRL's GRPOTrainer (4 questions x G = 6), gradient checkpointing {'on' if ckpt else 'off'}: "
+                      f"{grpo_step_seconds(model, tok, args.benchmark, args.grpo_steps, ckpt):.1f} s")
 
 
-def grpo_step_seconds(model, tok, benchmark: str, steps: int) -> float:
+def dev_eval_seconds(model, tok, benchmark: str, n: int) -> tuple[float, float, float, float]:
+    """Seconds of a dev evaluation of ``n`` questions with every measure and with candidate scoring alone, and per
+    question the prompt pass with every position's logits and with the last one's."""
+    import torch
+
+    from fgpo_lib.lm_policy.data import prompt_text
+    from fgpo_lib.lm_policy.dev import DevSelector
+    from fgpo_lib.table import RewardTable
+
+    table = RewardTable.load(Path(__file__).resolve().parents[1] / "tables" / f"{benchmark}__qwen2.5-coder-0.5b__4tools.npz")
+    out = []
+    for measures in ("full", "scoring"):
+        dev = DevSelector(model, tok, table, list(range(n)), "scoring", measures=measures)
+        t = time.perf_counter()
+        dev(0)
+        out.append(time.perf_counter() - t)
+    ids = [tok(prompt_text(tok, table.questions[r], 4), add_special_tokens=False, return_tensors="pt")["input_ids"] for r in range(n)]
+    for keep in (0, 1):
+        t = time.perf_counter()
+        with torch.no_grad():
+            for i in ids:
+                model(input_ids=i, use_cache=True, logits_to_keep=keep)
+        out.append((time.perf_counter() - t) / n)
+    return tuple(out)
+
+
+def grpo_step_seconds(model, tok, benchmark: str, steps: int, checkpointing: bool = True) -> float:
     """Seconds per optimizer step of TRL's GRPOTrainer with the GRPO arm's settings, on ``benchmark``'s training table."""
     import tempfile
 
@@ -111,6 +148,7 @@ def grpo_step_seconds(model, tok, benchmark: str, steps: int) -> float:
     data = Dataset.from_dict({"prompt": [prompt_text(tok, table.questions[r], 4) for r in rows], "question_id": [table.question_ids[r] for r in rows]})
     with tempfile.TemporaryDirectory() as out:
         args = grpo_args(cfg, out, steps)
+        args.gradient_checkpointing = checkpointing
         trainer = GRPOTrainer(model=model, reward_funcs=[TableReward(table)], args=args, train_dataset=data, processing_class=tok)
         t = time.perf_counter()
         trainer.train()
