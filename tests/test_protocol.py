@@ -212,7 +212,7 @@ def test_dev_selection_picks_the_best_dev_checkpoint_and_reports_its_test_metric
 
 
 def test_degenerate_share_by_library_size_by_hand(three_tool_table):
-    from fgpo_lib.analyses import degenerate_share_by_library_size
+    from fgpo_lib.table_analyses import degenerate_share_by_library_size
 
     df = degenerate_share_by_library_size(three_tool_table.rewards, three_tool_table.space)
     # 1 tool: each of {a}, {b}, {c} leaves 3 of 4 questions constant; 2 tools: 2 of 4 each; all 3: only q2
@@ -220,7 +220,7 @@ def test_degenerate_share_by_library_size_by_hand(three_tool_table):
 
 
 def test_dead_group_rate_by_hand(three_tool_table):
-    from fgpo_lib.analyses import dead_group_rate
+    from fgpo_lib.table_analyses import dead_group_rate
 
     rewards = three_tool_table.rewards[:1]  # q0: 0 1 0 0 1 1 0 0.5
     uniform = np.full((1, 8), 1 / 8)

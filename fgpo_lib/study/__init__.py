@@ -1,7 +1,7 @@
 """The study: every (benchmark, reasoner) setting run through papermill, the summary notebooks, then the book.
 
 * :mod:`~fgpo_lib.study.runner`: settings (derived from the benchmark and reasoner registries), tables, the run;
-* :mod:`~fgpo_lib.study.results`: one setting's saved runs and the cross-setting tables;
+* :mod:`~fgpo_lib.study.earlier_results`: one setting's saved runs and the cross-setting tables;
 * :mod:`~fgpo_lib.study.book`: notebook execution and the ``jupyter-book`` build.
 """
 

@@ -15,7 +15,7 @@ from ..table import RewardTable
 from ..train import TrainConfig
 from .protocol import run_protocol, section_arms
 from .protocol_results import save_protocol
-from .results import save_setting
+from .earlier_results import save_setting
 
 
 @dataclass
