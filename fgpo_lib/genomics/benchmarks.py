@@ -175,7 +175,7 @@ class Benchmark:
 
     def score(self, question: Question, answer: str) -> float:
         """The reward of ``answer`` to ``question``, in [0, 1] (:func:`fgpo_lib.genomics.scoring.score`, lenient)."""
-        from .candidate_scores import score
+        from .scoring import score
 
         return float(score(question.task, answer, question.answer))
 

@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from ..subsets import SubsetSpace
 from .benchmarks import Question, load_benchmark
-from .candidate_scores import ANSWER_TYPE, SPECIES, normalize
+from .scoring import ANSWER_TYPE, SPECIES, normalize
 from .benchmarks import BENCHMARKS
 from .generegion import named_options
 from .tools import candidate_names, render_outputs, run_subset
