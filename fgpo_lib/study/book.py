@@ -151,5 +151,7 @@ def build_book(book_dir: Path) -> Path:
     """``jupyter-book build`` with warnings as errors and nitpicky references; returns the HTML folder."""
     jb = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(book_dir), "-W", "-n", "--keep-going"]
-    subprocess.run(cmd, check=True)
+    if subprocess.run(cmd).returncode != 0:
+        raise RuntimeError(f"jupyter-book build {book_dir} failed; its warnings (turned into errors by -W) are printed "
+                           "above, each naming the page and line")
     return Path(book_dir) / "_build" / "html"
