@@ -9,7 +9,11 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT", "").isdigit():
     for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(_var, str(_share))
 
+import json
 import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
@@ -77,3 +81,46 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group(item.path.stem))
         if item.path.name in SLOW_FILES:
             item.add_marker(pytest.mark.slow)
+
+
+class _Misbehaving(BaseHTTPRequestHandler):
+    """An OpenAI-style endpoint whose every completion fails (``mode``: ``500``, ``slow`` or ``nochoices``); it
+    serves no ``GET /v1/models``, as some servers do not."""
+
+    calls = 0
+
+    def do_POST(self):  # noqa: N802
+        type(self).calls += 1
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.server.mode == "slow":
+            time.sleep(1.0)
+        if self.server.mode == "nochoices":
+            body = json.dumps({"id": "x", "object": "chat.completion"}).encode()
+            self.send_response(200)
+        else:
+            body = b'{"error": "internal"}'
+            self.send_response(500)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def bad_server():
+    """``start(mode)`` serves a :class:`_Misbehaving` endpoint on a free loopback port and returns its URL."""
+    servers = []
+
+    def start(mode):
+        srv = ThreadingHTTPServer(("127.0.0.1", 0), _Misbehaving)
+        srv.mode = mode
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        servers.append(srv)
+        return f"http://127.0.0.1:{srv.server_address[1]}"
+
+    yield start
+    for s in servers:
+        s.shutdown()

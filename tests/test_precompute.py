@@ -8,7 +8,6 @@ import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
@@ -91,45 +90,6 @@ def test_malformed_answers_are_failed_cells_not_zeros(tmp_path):
     flaky.broken = False
     assert engine.run(progress=False)["computed"] == 2 * 162  # only the failed cells are retried
     assert engine.build_table().rewards.shape == (12, 163)
-
-
-class _Misbehaving(BaseHTTPRequestHandler):
-    calls = 0
-
-    def do_POST(self):  # noqa: N802
-        type(self).calls += 1
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        if self.server.mode == "slow":
-            time.sleep(1.0)
-        if self.server.mode == "nochoices":
-            body = json.dumps({"id": "x", "object": "chat.completion"}).encode()
-            self.send_response(200)
-        else:
-            body = b'{"error": "internal"}'
-            self.send_response(500)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def bad_server():
-    servers = []
-
-    def start(mode):
-        srv = ThreadingHTTPServer(("127.0.0.1", 0), _Misbehaving)
-        srv.mode = mode
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
-        servers.append(srv)
-        return f"http://127.0.0.1:{srv.server_address[1]}"
-
-    yield start
-    for s in servers:
-        s.shutdown()
 
 
 @pytest.mark.parametrize("mode,message", [("500", "HTTP 500 from .* after 3 tries"), ("slow", "timeout after 0.2 s .* after 3 tries"), ("nochoices", "malformed response")])

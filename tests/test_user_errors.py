@@ -182,13 +182,20 @@ def test_a_dataframe_nan_in_tools_is_the_empty_subset(tmp_path, tools):
     assert table.rewards[0, table.space.index_of([])] == 0.0
 
 
-def test_a_dry_run_whose_pilot_failed_estimates_nothing(tmp_path):
+def test_a_dead_endpoint_is_named_before_any_cell(tmp_path):
     import socket
 
     with socket.socket() as s:  # a port with no server
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     kwargs = json.dumps({"base_url": f"http://127.0.0.1:{port}", "retries": 0, "timeout": 2})
+    fails(["precompute", "--benchmark", "genehop", "--reasoner", "openai-http", "--reasoner-kwargs", kwargs, "--questions", 2,
+           "--out", tmp_path / "t.npz", "--cache", tmp_path / "c.sqlite", "--quiet"], f"127.0.0.1:{port}", "is the server running")
+    assert not (tmp_path / "t.npz").exists()
+
+
+def test_a_dry_run_whose_pilot_failed_estimates_nothing(tmp_path, bad_server):
+    kwargs = json.dumps({"base_url": bad_server("500"), "retries": 0, "timeout": 2})
     err = fails(["precompute", "--benchmark", "genehop", "--reasoner", "openai-http", "--reasoner-kwargs", kwargs, "--questions", 2, "--pilot", 1,
                  "--dry-run", "--out", tmp_path / "t.npz", "--cache", tmp_path / "c.sqlite", "--quiet"], "--dry-run", "failed", "no estimate")
     assert "0.00 h" not in err

@@ -43,7 +43,7 @@ SHORT_TABLE_ROWS = 13  # a header row and 12 rows
 #: ``{words, found, rows}``: the words of visible prose in the page's article (code cells and code blocks left out) before
 #: its first figure (an image or an inline SVG) or its first table of at most SHORT_TABLE_ROWS rows; a longer table
 #: counts its words and is passed
-LEAD_JS = """(maxRows) => {
+LEAD_JS = r"""(maxRows) => {
   const root = document.querySelector('main article') || document.querySelector('article') || document.querySelector('main') || document.body;
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
   let words = 0, node;
