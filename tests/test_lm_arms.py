@@ -254,7 +254,7 @@ def test_the_pipeline_trains_every_registered_run_without_a_record(tmp_path, mon
     """``fgpo pipeline --stages lm_policy`` lists one lm-train command per run of LM_RUNS that has no record, on a
     committed table, and skips a run whose record exists."""
     from fgpo_lib.cli import main
-    from fgpo_lib.lm_policy import runs
+    from fgpo_lib.lm_policy import design as runs
 
     monkeypatch.setattr(runs, "RECORDS_DIR", tmp_path)
     assert len({r.name for r in runs.LM_RUNS}) == len(runs.LM_RUNS)
@@ -284,7 +284,8 @@ def test_the_chapters_transfer_table_by_hand(tmp_path):
 
     names = {arm: next(r.name for r in LM_RUNS if (r.benchmark, r.arm, r.role) == ("geneturing", arm, "main")) for arm in ("fgpo", "grpo")}
     for arm, scoring, generation in (("fgpo", [1, 0, 3, 2], [1, 0, 3, 2]), ("grpo", [3, 3, 0, 0], [None, 3, None, 0])):
-        rec = {"test": {"question_ids": ids, "scoring": {"choices": scoring}, "generation": {"choices": generation}}, "reasoner_calls": 64}
+        rec = {"table": {"tools": ["composition", "knn"]}, "reasoner_calls": 64,
+               "test": {"question_ids": ids, "scoring": {"choices": scoring}, "generation": {"choices": generation}}}
         (tmp_path / f"{names[arm]}.json").write_text(json.dumps(rec))
     records = load_records(tmp_path)
     assert sorted(records) == sorted(names.values())
@@ -308,7 +309,7 @@ def test_the_chapters_decoding_pending_and_linear_head_tables_by_hand(tmp_path, 
     every number is what a hand computation gives."""
     import json
 
-    from fgpo_lib.lm_policy import report, runs
+    from fgpo_lib.lm_policy import design as runs, report
     from fgpo_lib.study.protocol import ArmResult
     from fgpo_lib.study.protocol_results import save_protocol
 
@@ -420,7 +421,7 @@ def test_a_killed_trl_run_resumes_from_its_last_checkpoint(tmp_path, monkeypatch
     """TRL's arms, killed in step 3 after their checkpoint of step 2, resume through the trainer's own checkpoint:
     the run ends at its last step with one dev point per step and, for GRPO, the reward function's counters carried
     over (a dead-group rate and a no-tool call for every step)."""
-    from fgpo_lib.lm_policy import checkpoints
+    from fgpo_lib.lm_policy.dev import DevSelector
     from fgpo_lib.lm_policy.grpo_arm import LMGRPOConfig, train_grpo
     from fgpo_lib.lm_policy.resume import RunCheckpoint
     from fgpo_lib.lm_policy.sft_arm import LMSFTConfig, train_sft
@@ -436,7 +437,7 @@ def test_a_killed_trl_run_resumes_from_its_last_checkpoint(tmp_path, monkeypatch
         train = train_sft
     ident = {"run": arm}
     # the dev evaluation after step 3's update is the 4th (step 0 is the first): kill it there, before step 3's save
-    monkeypatch.setattr(checkpoints.DevSelector, "__call__", _kill_on_call(4, checkpoints.DevSelector.__call__))
+    monkeypatch.setattr(DevSelector, "__call__", _kill_on_call(4, DevSelector.__call__))
     with pytest.raises(_Killed):
         train(_model(tokenizer), tokenizer, table, splits, cfg, checkpoint=RunCheckpoint(tmp_path / "p", ident))
     monkeypatch.undo()
@@ -471,7 +472,7 @@ def test_lm_train_keeps_a_partial_run_and_resumes_it_after_the_warm_start(tmp_pa
     from fgpo_lib.lm_policy.warmup import FormatWarmup
 
     tokenizer = _tokenizer()
-    monkeypatch.setattr(model_mod, "load_backbone", lambda backbone, dtype: (_model(tokenizer, lora=False), tokenizer))
+    monkeypatch.setattr(model_mod, "load_backbone", lambda backbone, dtype, device="cpu": (_model(tokenizer, lora=False), tokenizer))
     table = _table()
     table.save(tmp_path / "t.npz")
     args = (str(tmp_path / "t.npz"), "fgpo", {"batch_questions": 4, "epochs": 1.0, "eval_every": 1, "lr": 1e-2})

@@ -20,6 +20,23 @@ def test_worked_example_notebook_runs_with_tiny_parameters(tmp_path):
     assert "we_fgpo_acc" in text and "image/png" in text
 
 
+def test_a_page_that_prints_a_warning_is_a_named_error(tmp_path, monkeypatch):
+    """A chapter whose code warns (a log on a published page, and often the kernel's temporary path) stops the study
+    with an error naming the page and the warning's first line; a quiet page executes."""
+    import nbformat
+
+    from fgpo_lib.study import book
+
+    def source(code):
+        return lambda name: nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+
+    monkeypatch.setattr(book, "notebook_source", source("import warnings\nwarnings.warn('Tight layout not applied')"))
+    with pytest.raises(RuntimeError, match=r"noisy\.ipynb: the page prints 1 log or warning stream.*Tight layout not applied"):
+        book.execute_notebook("noisy", tmp_path, {})
+    monkeypatch.setattr(book, "notebook_source", source("x = 1"))
+    assert book.page_logs(book.execute_notebook("quiet", tmp_path, {})) == []
+
+
 def test_notebooks_pass_nbval_lax(tmp_path):
     """The text notebooks, as jupytext makes them into notebooks, run top to bottom under nbval, with tiny
     parameters injected as papermill injects them (at their defaults the worked example trains 5 seeds x 100 steps

@@ -9,11 +9,13 @@ a CPU budget):
   on every reasoner's 4-tool table (:func:`~fgpo_lib.lm_policy.runner.rescore`), the paper's transfer design.
 * **GeneTuring, GeneSeq and GeneRegion**; GeneHop's 100 questions leave 56 to train on, too few for a language
   model, so it is left out.
-* **A learning-rate grid on one benchmark** (GeneTuring, FGPO, :data:`~fgpo_lib.lm_policy.fgpo_arm.LM_LR_GRID`),
-  chosen on dev, and that rate for every arm and benchmark: a grid per arm and benchmark does not fit the budget.
-  One lower rate for GRPO on GeneTuring (:data:`GRPO_LR_POINT`) asks whether its collapse follows the rate.
-* **Train on** :data:`MAX_TRAIN` task-stratified training questions; one seed; GRPO at 1x FGPO's cells, not the
-  paper's 2.4x (:data:`ARM_SETTINGS`), from a longer answer-format warm start, since it samples (:data:`ARM_WARMUP`).
+* **The main table** (role ``main``): FGPO with :data:`RECIPE`, the routing search's point with the best dev score;
+  SFT with the first design's settings; GRPO at two rates (:data:`GRPO_LRS`), the better on dev its main row; seeds
+  :data:`SEEDS`. :data:`CPU_HOURS` gives a run's measured cost, :func:`cost_cpu_hours` the registry's.
+* **The first design** (role ``first-design``, ``lr-grid``): FGPO's runs before the search, at the rate of a grid on
+  GeneTuring (:data:`~fgpo_lib.lm_policy.fgpo_arm.LM_LR_GRID`); each picked one subset for every question.
+* **Train on** :data:`MAX_TRAIN` task-stratified training questions; GRPO at 1x FGPO's cells, not the paper's 2.4x
+  (:data:`ARM_SETTINGS`), from a longer answer-format warm start, since it samples (:data:`ARM_WARMUP`).
 * One **length-normalisation ablation** (sum of log-probabilities) and one **policy-size point** (Qwen2.5-Coder-0.5B
   as the backbone), both FGPO on GeneTuring. The policy-size point trains one epoch, not four
   (:data:`POLICY_SIZE_SETTINGS`).
@@ -56,7 +58,11 @@ class LMRun:
     format_warmup: float = FormatWarmup.epochs
     """Passes of the answer-format warm start (:class:`~fgpo_lib.lm_policy.sft_arm.FormatWarmup`, :data:`ARM_WARMUP`)."""
     role: str = "main"
-    """``main`` (the main table), ``lr-grid``, ``format-anchor``, ``length-norm`` or ``policy-size``."""
+    """``main`` (the main table), ``search`` (the routing search), ``first-design`` (FGPO's main runs before the
+    search), ``lr-grid``, ``format-anchor``, ``length-norm`` or ``policy-size``."""
+    in_search: bool = False
+    """A ``main`` run that is also a point of the routing search (the search table lists it): the recipe's first
+    seed on the search's benchmark is the search point that chose it."""
     seed: int = 0
     """The arm's seed (its warm start, data order and sampling)."""
     init_from: "LMRun | None" = None
@@ -83,7 +89,7 @@ class LMRun:
 
     def command(self) -> list[str]:
         """The ``fgpo`` command line that trains it."""
-        settings = {"lr": LR, **self.settings}
+        settings = {"lr": LR, **self.settings, **({"seed": self.seed} if self.seed else {})}
         return ["lm-train", "--table", self.table, "--arm", self.arm, *[a for k, v in settings.items() for a in ("--set", f"{k}={v}")],
                 "--backbone", self.backbone, "--max-train", str(MAX_TRAIN), *(["--format-warmup", str(self.format_warmup)] if self.format_warmup != FormatWarmup.epochs else []),
                 *(["--init-adapter", os.path.relpath(self.init_from.adapter, ROOT)] if self.init_from is not None else []),
@@ -140,30 +146,56 @@ SEARCH_SFT = LMRun(SEARCH_BENCHMARK, "sft", {"batch_questions": 4, "lr": 3e-4, "
 SEARCH_POINTS: tuple[dict, ...] = (
     # the entropy weight: q's optimum per question is proportional to exp(r / beta), so a larger beta keeps q off one
     # shared subset while the question's own signal is learnt (the paper's Table 5 tries 0.08), at the rate that moved
-    # the runs above (their rate moved q little in a first epoch)
+    # the first design's runs (their rate moved q little in a first epoch)
     {**SEARCH_BASE, "lr": 3e-4, "beta": 1.0},
     {**SEARCH_BASE, "lr": 3e-4, "beta": 0.3},
 )
+#: FGPO's recipe for the main table, chosen on **dev** among the finished search points: beta 0.3 had the best dev
+#: score (52.4 against beta 1.0's 50.0, SFT's 47.6 and FGPO-from-SFT's 50.0) with 8 distinct dev argmax subsets
+RECIPE = SEARCH_POINTS[1]
+#: seeds of the main table per benchmark (the issue's floor: 3 for FGPO and SFT, 2 for GRPO at each rate)
+SEEDS = {"fgpo": (0, 1, 2), "sft": (0, 1, 2), "grpo": (0, 1)}
+#: GRPO's learning rates in the main table: the better on dev is its main row
+GRPO_LRS = (LR, GRPO_LR_POINT)
+#: measured CPU-hours of one run (warm start and training, wall seconds x threads; records/lm_policy/*.json through
+#: report.cost_frame, on this 2-core machine shared with other runs, so upper bounds): the search's FGPO points took
+#: 1.92 each, SFT 1.29-1.68, the first design's GRPO runs 3.96-5.14 (GeneRegion's on 2 threads)
+CPU_HOURS = {"fgpo": 1.9, "sft": 1.7, "grpo": 4.4}
 
 
-def _arm_run(benchmark: str, arm: str, settings: dict | None = None, role: str = "main") -> LMRun:
+def _arm_run(benchmark: str, arm: str, settings: dict | None = None, role: str = "main", seed: int = 0) -> LMRun:
     """An arm's run on ``benchmark`` with its settings (:data:`ARM_SETTINGS`, then ``settings``) and its warm start."""
-    return LMRun(benchmark, arm, {**ARM_SETTINGS.get(arm, {}), **(settings or {})}, format_warmup=ARM_WARMUP.get(arm, FormatWarmup.epochs), role=role)
+    return LMRun(benchmark, arm, {**ARM_SETTINGS.get(arm, {}), **(settings or {})}, format_warmup=ARM_WARMUP.get(arm, FormatWarmup.epochs), role=role, seed=seed)
 
 
-#: in the order the pipeline trains them: the grid's points first, since the rate of every other run follows from it
+def _main_runs(benchmark: str) -> tuple[LMRun, ...]:
+    """The main table's runs on ``benchmark``: FGPO with :data:`RECIPE`, SFT with its first-design settings, GRPO at
+    each rate of :data:`GRPO_LRS`, each at :data:`SEEDS`."""
+    fgpo = tuple(LMRun(benchmark, "fgpo", RECIPE, seed=s, in_search=(benchmark, s) == (SEARCH_BENCHMARK, 0)) for s in SEEDS["fgpo"])
+    sft = tuple(_arm_run(benchmark, "sft", seed=s) for s in SEEDS["sft"])
+    grpo = tuple(_arm_run(benchmark, "grpo", {} if lr == LR else {"lr": lr}, seed=s) for lr in GRPO_LRS for s in SEEDS["grpo"])
+    return fgpo + sft + grpo
+
+
+#: in the order the pipeline trains them: the routing search, the recipe's runs on every benchmark (seed 0 first),
+#: then the first design's runs (FGPO's main runs before the search, its rate grid and ablations)
 LM_RUNS: tuple[LMRun, ...] = (
-    *(LMRun(SEARCH_BENCHMARK, "fgpo", point, role="search") for point in SEARCH_POINTS),
+    *(LMRun(SEARCH_BENCHMARK, "fgpo", point, role="search") for point in SEARCH_POINTS if point != RECIPE),
     SEARCH_SFT,
     LMRun(SEARCH_BENCHMARK, "fgpo", {**SEARCH_BASE, "epochs": 2.0}, role="search", init_from=SEARCH_SFT),
-    LMRun("geneturing", "fgpo"),
+    *sorted((r for b in LM_BENCHMARKS for r in _main_runs(b)), key=lambda r: (r.seed, r.arm != "fgpo")),
+    *(LMRun(b, "fgpo", role="first-design") for b in LM_BENCHMARKS),
     *(LMRun("geneturing", "fgpo", {"lr": lr}, role="lr-grid") for lr in LM_LR_GRID if lr != LR),
     LMRun("geneturing", "fgpo", FORMAT_ANCHOR_SETTINGS, role="format-anchor"),
-    *(_arm_run(b, arm) for b in LM_BENCHMARKS for arm in ("fgpo", "grpo", "sft") if (b, arm) != ("geneturing", "fgpo")),
-    _arm_run("geneturing", "grpo", {"lr": GRPO_LR_POINT}, role="lr-grid"),
     LMRun("geneturing", "fgpo", {"length_norm": False}, role="length-norm"),
     LMRun("geneturing", "fgpo", POLICY_SIZE_SETTINGS, backbone="qwen2.5-coder-0.5b", role="policy-size"),
 )
+
+
+def cost_cpu_hours(runs: "tuple[LMRun, ...] | list[LMRun]") -> float:
+    """CPU-hours to train ``runs`` at :data:`CPU_HOURS` (the policy-size point's Qwen backbone costs about three
+    SmolLM2 runs a question, for a quarter of the epochs: counted as one)."""
+    return float(sum(CPU_HOURS[r.arm] for r in runs))
 
 
 def pending_runs() -> list[LMRun]:

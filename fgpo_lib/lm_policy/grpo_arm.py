@@ -31,6 +31,7 @@ from ..validation import MAX_GROUP, MAX_QUESTIONS, MAX_SEED, MAX_STEPS, Ranged, 
 from .dev import DevSelector, evaluate_on_test
 from .trl_dev import train_with_dev
 from .data import check_table, empirical_entropy, grpo_reward_values, prompt_text
+from .prompt import parse_answer
 from .resume import RunCheckpoint
 
 

@@ -47,6 +47,22 @@ def load_records(folder: Path | None = None, role: str | None = None) -> dict:
     return out
 
 
+def main_records(records: dict) -> dict:
+    """The main table's records (role ``main``), GRPO at one rate per benchmark: of :data:`~fgpo_lib.lm_policy.design.GRPO_LRS`,
+    the rate whose recorded seeds have the better mean best dev score (its own selection decoding), the issue's
+    fairness rule; FGPO and SFT have one rate each."""
+    main = {k: v for k, v in records.items() if v[0].role == "main"}
+    dev: dict = {}
+    for name, (run, rec) in main.items():
+        if run.arm == "grpo":
+            best = max((p["dev_score"] for p in rec["curve"] if p["step"] > 0), default=float("-inf"))
+            dev.setdefault((run.benchmark, rec["config"]["lr"]), []).append(best)
+    chosen = {}
+    for (benchmark, lr), scores in sorted(dev.items(), key=lambda kv: -float(np.mean(kv[1]))):
+        chosen.setdefault(benchmark, lr)
+    return {k: (run, rec) for k, (run, rec) in main.items() if run.arm != "grpo" or rec["config"]["lr"] == chosen[run.benchmark]}
+
+
 def evaluation_tables(benchmark: str, tables_dir: Path | None = None) -> dict[str, Path]:
     """``{reasoner: path}``: every LLM reasoner's committed 4-tool table of ``benchmark``."""
     from ..paths import table_path
@@ -349,7 +365,7 @@ def search_frame(records: dict, stopped_dir: Path | None = None) -> pd.DataFrame
 
     rows = []
     for name, (run, rec) in records.items():
-        if run.role != "search":
+        if run.role != "search" and not run.in_search:
             continue
         rows.append({"point": name, "arm": ARM_LABELS[run.arm], "status": "finished", **summary(rec["curve"]),
                      "test": mean_score(rec["test"]["scoring"]["scores"]), "distinct (test)": len(set(rec["test"]["scoring"]["choices"])), "routes": routes(run, rec)})

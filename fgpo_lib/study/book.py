@@ -94,7 +94,19 @@ def execute_notebook(name: str, out_dir: Path, parameters: dict, out_name: str |
         for key in added:
             os.environ.pop(key, None)
     fold_injected_parameters(out)
+    logs = page_logs(out)
+    if logs:
+        raise RuntimeError(f"{out}: the page prints {len(logs)} log or warning stream(s), which a published page must "
+                           f"not show; the first: {logs[0].strip().splitlines()[0]!r}")
     return out
+
+
+def page_logs(notebook: Path) -> list[str]:
+    """The ``stderr`` stream outputs (warnings, logs, progress bars) of an executed notebook, in cell order."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    return [o.get("text", "") for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "stream" and o.get("name") == "stderr"]
 
 
 def fold_injected_parameters(notebook: Path) -> None:
