@@ -136,6 +136,25 @@ def test_cpu_hours_weigh_each_run_by_its_threads_by_hand():
     assert cpu_hours(cost) == pytest.approx(4.0)
 
 
+def test_main_records_keep_grpo_at_its_better_rate_on_dev_by_hand():
+    """GRPO on one benchmark at two rates, two seeds each: best dev scores (after step 0) 0.4 and 0.2 at 3e-4 (mean
+    0.3), 0.5 and 0.3 at 1e-4 (mean 0.4): the main table keeps the 1e-4 runs, FGPO's and SFT's main runs, and no run
+    of another role; a benchmark with one rate keeps it."""
+    from fgpo_lib.lm_policy.design import LMRun
+    from fgpo_lib.lm_policy.report import main_records
+
+    def rec(lr, *dev):
+        return {"config": {"lr": lr}, "curve": [{"step": 0, "dev_score": 0.9}, *({"step": i + 1, "dev_score": d} for i, d in enumerate(dev))]}
+
+    records = {
+        "g0": (LMRun("geneseq", "grpo", seed=0), rec(3e-4, 0.1, 0.4)), "g1": (LMRun("geneseq", "grpo", seed=1), rec(3e-4, 0.2)),
+        "h0": (LMRun("geneseq", "grpo", {"lr": 1e-4}, seed=0), rec(1e-4, 0.5)), "h1": (LMRun("geneseq", "grpo", {"lr": 1e-4}, seed=1), rec(1e-4, 0.3, 0.1)),
+        "f": (LMRun("geneseq", "fgpo"), rec(3e-4, 0.1)), "s": (LMRun("geneseq", "sft"), rec(3e-4, 0.1)),
+        "old": (LMRun("geneseq", "fgpo", role="first-design"), rec(3e-4, 0.9)), "t": (LMRun("geneturing", "grpo"), rec(3e-4, 0.1)),
+    }
+    assert sorted(main_records(records)) == ["f", "h0", "h1", "s", "t"]
+
+
 def test_every_committed_record_re_derives_from_its_table():
     """Each record in ``records/lm_policy/`` names the committed table it trained on by content hash, its splits are
     the fixed split that :func:`lm_splits` draws from that table today, and its test choices, re-scored on the table
