@@ -192,3 +192,21 @@ def test_the_readmes_quick_start_runs_verbatim(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     exec(compile(block, "README.md", "exec"), {})
     assert (tmp_path / "my_selector" / "selector.json").exists()
+
+
+@pytest.mark.slow
+def test_the_readmes_protein_table_numbers_come_from_its_command(tmp_path):
+    """The README's sentence on the protein table names a command and what it prints (the tie, FGPO's and GRPO's
+    reasoner calls): running that command gives those numbers."""
+    import re
+
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    sentence = re.search(r"`(fgpo compare --table protein\.npz[^`]*)` has FGPO, GRPO and the oracle tie at ([0-9.]+):.*?"
+                         r"each of the ([0-9,]+) training cells once, GRPO asks for ([0-9,]+) sampled cells", readme)
+    command, tie, fgpo_calls, grpo_calls = sentence.groups()
+    fgpo = [sys.executable, "-m", "fgpo_lib.cli"]
+    subprocess.run([*fgpo, "example-table", "--out", "protein.npz"], cwd=tmp_path, check=True, capture_output=True)
+    out = subprocess.run([*fgpo, *command.split()[1:]], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.split() and line.split()[0] in ("fgpo", "grpo", "oracle-best")}
+    assert {rows[m][1] for m in rows} == {tie} and len(rows) == 3
+    assert (rows["fgpo"][-2], rows["grpo"][-2]) == (fgpo_calls, grpo_calls)
