@@ -364,7 +364,9 @@ def test_a_small_partial_table_waits_outside_the_book(tmp_path, monkeypatch):
     engine = PrecomputeEngine(PrecomputeSpec("genehop", "records", questions=90, tools=LIBRARIES["genehop"]), cache=tmp_path / "c.sqlite")
     engine.run(progress=False)
     full = engine.build_table()
-    monkeypatch.setattr(runner, "TABLE_DIR", tmp_path)
+    from fgpo_lib import paths
+
+    monkeypatch.setattr(paths, "TABLES_DIR", tmp_path)  # table_path's folder, read at each call
     path = tmp_path / "genehop__qwen2.5-coder-1.5b__4tools.npz"
     build = tmp_path / "build"
     build.mkdir()
@@ -394,7 +396,9 @@ def test_the_book_never_computes_an_llm_cell(tmp_path, monkeypatch):
     from fgpo_lib.reasoners.registry import REASONERS
     from fgpo_lib.study import runner
 
-    monkeypatch.setattr(runner, "TABLE_DIR", tmp_path / "committed")
+    from fgpo_lib import paths
+
+    monkeypatch.setattr(paths, "TABLES_DIR", tmp_path / "committed")  # table_path's folder, read at each call
     (tmp_path / "committed").mkdir()
     build, cache = tmp_path / "build", tmp_path / "cells.sqlite"
     build.mkdir()

@@ -34,7 +34,7 @@ from ..genomics.benchmarks import BENCHMARKS
 from ..reasoners.registry import REASONERS
 from ..scaling import RUNS_DIR
 from ..ondemand import RUNS_DIR as LLM_RUNS_DIR
-from ..paths import TABLES_DIR as TABLE_DIR, table_name, table_path
+from ..paths import table_name, table_path
 from .protocol import FGPO_ARM, GRPO_PAPER, SFT_ARM
 
 #: every (benchmark, reasoner) the book shows: the reasoners with a study role in the registry
