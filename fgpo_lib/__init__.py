@@ -7,8 +7,28 @@ it: the package keeps the function when the submodule is imported (:class:`_Pack
 """
 
 import sys
-import types
-from importlib import import_module
+
+
+def _quiet_interrupt_while_starting() -> None:
+    """Under the ``fgpo`` command, a Ctrl-C while the command line is still importing ends with one line and exit
+    130, not an import's traceback; :func:`fgpo_lib.cli.main` gives Ctrl-C back to Python once it runs. Nothing has
+    been written then. Not for ``import fgpo_lib`` in a notebook or script: ``sys.argv[0]`` is then not ``fgpo``."""
+    import os
+    import signal
+
+    def stop(signum, frame):
+        os.write(2, b"fgpo: interrupted while starting; nothing was written\n")
+        os._exit(130)
+
+    stop.fgpo_starting = True
+    if os.path.basename(sys.argv[0] if sys.argv else "") == "fgpo" and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, stop)
+
+
+_quiet_interrupt_while_starting()
+
+import types  # noqa: E402
+from importlib import import_module  # noqa: E402
 
 from ._version import __version__
 

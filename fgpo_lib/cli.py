@@ -110,6 +110,10 @@ def _caused_by_interrupt(exc: BaseException) -> bool:
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand. Bad flags end in argparse's usage line; bad input (a malformed table, a broken model file,
     a failed reasoner, an unwritable path) in one ``fgpo <command>: error: ...`` line and exit status 2."""
+    import signal
+
+    if getattr(signal.getsignal(signal.SIGINT), "fgpo_starting", False):  # fgpo_lib/__init__.py's start-up handler
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # from here on Ctrl-C is a KeyboardInterrupt, handled below
     argv = sys.argv[1:] if argv is None else argv
     command = next((a for a in argv if not a.startswith("-")), None)
     label = command if command in COMMANDS else "fgpo"

@@ -280,6 +280,16 @@ def test_ctrl_c_at_any_moment_prints_no_traceback(table, tmp_path, delay):
     assert proc.returncode in (130, 0, -signal.SIGINT), (proc.returncode, err)
 
 
+def test_ctrl_c_while_the_command_line_imports_is_one_line_and_a_library_import_keeps_pythons_handler():
+    """Under the ``fgpo`` command (``sys.argv[0]``), a Ctrl-C between ``import fgpo_lib`` and the command's own
+    handling ends with one line and exit 130; ``import fgpo_lib`` anywhere else leaves Python's KeyboardInterrupt."""
+    code = "import os, signal, sys, time\n{argv}import fgpo_lib\nos.kill(os.getpid(), signal.SIGINT)\ntime.sleep(5)\nprint('not interrupted')"
+    cli = subprocess.run([sys.executable, "-c", code.format(argv="sys.argv[0] = '/somewhere/bin/fgpo'\n")], capture_output=True, text=True, timeout=60)
+    assert (cli.returncode, cli.stderr) == (130, "fgpo: interrupted while starting; nothing was written\n")
+    lib = subprocess.run([sys.executable, "-c", code.format(argv="")], capture_output=True, text=True, timeout=60)
+    assert lib.returncode == -signal.SIGINT and lib.stderr.rstrip().endswith("KeyboardInterrupt")  # Python re-raises SIGINT on exit
+
+
 # --- the Python API ----------------------------------------------------------------------------------------------------
 LONG = pd.DataFrame({"question_id": ["a", "a", "b", "b"], "tools": ["", "x", "", "x"], "reward": [0.0, 1.0, 1.0, 0.0]})
 
