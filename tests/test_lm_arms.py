@@ -317,13 +317,14 @@ def test_the_chapters_decoding_pending_and_linear_head_tables_by_hand(tmp_path, 
     rec = {"table": {"reasoner": "qwen2.5-coder-0.5b"}, "reasoner_calls": 64,
            "test": {"question_ids": ids, "scoring": {"scores": [1, 0, 1, 1], "sizes": [1, 2, 1, 0], "format_failures": 0},
                     "generation": {"scores": [1, 0, 0, 0], "sizes": [1, 2, 0, 0], "format_failures": 2}}}
-    (tmp_path / "geneturing__fgpo__s0.json").write_text(json.dumps(rec))
+    name = next(r.name for r in runs.LM_RUNS if (r.benchmark, r.arm, r.role, r.seed) == ("geneturing", "fgpo", "main", 0))
+    (tmp_path / f"{name}.json").write_text(json.dumps(rec))
     records = report.load_records(tmp_path)
     dec = report.decoding_frame(records).iloc[0]
     assert (dec["candidate scoring"], dec["free generation"], dec["generation - scoring"]) == (75.0, 25.0, -50.0)
     assert (dec["format failures (%)"], dec["tools/q scoring"], dec["tools/q generation"]) == (50.0, 1.0, 0.75)
     pending = report.pending_frame(tmp_path)
-    assert len(pending) == len(runs.LM_RUNS) - 1 and "geneturing__fgpo__s0" not in set(pending.run)
+    assert len(pending) == len(runs.LM_RUNS) - 1 and name not in set(pending.run)
     assert pending.command.iloc[0].startswith("fgpo lm-train --table ")
     # the linear head's FGPO on the same table: 2 seeds over 5 questions, of which the record tested 4
     space = SubsetSpace(2, tool_names=("composition", "knn"))
