@@ -83,7 +83,21 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
-class _Misbehaving(BaseHTTPRequestHandler):
+class QuietJSONHandler(BaseHTTPRequestHandler):
+    """A test server's request handler that answers in JSON and logs nothing."""
+
+    def reply(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+class _Misbehaving(QuietJSONHandler):
     """An OpenAI-style endpoint whose every completion fails (``mode``: ``500``, ``slow`` or ``nochoices``); it
     serves no ``GET /v1/models``, as some servers do not."""
 
@@ -95,18 +109,9 @@ class _Misbehaving(BaseHTTPRequestHandler):
         if self.server.mode == "slow":
             time.sleep(1.0)
         if self.server.mode == "nochoices":
-            body = json.dumps({"id": "x", "object": "chat.completion"}).encode()
-            self.send_response(200)
+            self.reply(200, json.dumps({"id": "x", "object": "chat.completion"}).encode())
         else:
-            body = b'{"error": "internal"}'
-            self.send_response(500)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+            self.reply(500, b'{"error": "internal"}')
 
 
 @pytest.fixture

@@ -355,26 +355,20 @@ def test_the_remote_reasoners_key_follows_what_the_server_serves():
     """Two servers answering to one model name with other /v1/models entries give two keys; a server without
     /v1/models gives a key that says it is unverified; a dead endpoint is a named error."""
     import threading
-    from http.server import BaseHTTPRequestHandler, HTTPServer
+    from http.server import HTTPServer
+
+    from conftest import QuietJSONHandler
 
     from fgpo_lib.reasoners import ReasonerError, make_reasoner
 
     served = {"entry": {"id": "m", "object": "model", "owned_by": "a.gguf"}}
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietJSONHandler):
         def do_GET(self):  # noqa: N802
             if served["entry"] is None:
                 self.send_error(404)
                 return
-            body = json.dumps({"object": "list", "data": [served["entry"]]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *a):
-            pass
+            self.reply(200, json.dumps({"object": "list", "data": [served["entry"]]}).encode())
 
     server = HTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()

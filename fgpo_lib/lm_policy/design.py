@@ -78,6 +78,11 @@ class LMRun:
         return f"{self.benchmark}__{self.arm}{size}{extra}{warm}{init}__s{self.seed}"
 
     @property
+    def searched(self) -> bool:
+        """Whether the routing search's table lists it: a ``search`` run, or the main run that is a search point."""
+        return self.role == "search" or self.in_search
+
+    @property
     def table(self) -> str:
         from ..paths import relative, table_path
 

@@ -365,7 +365,7 @@ def search_frame(records: dict, stopped_dir: Path | None = None) -> pd.DataFrame
 
     rows = []
     for name, (run, rec) in records.items():
-        if run.role != "search" and not run.in_search:
+        if not run.searched:
             continue
         rows.append({"point": name, "arm": ARM_LABELS[run.arm], "status": "finished", **summary(rec["curve"]),
                      "test": mean_score(rec["test"]["scoring"]["scores"]), "distinct (test)": len(set(rec["test"]["scoring"]["choices"])), "routes": routes(run, rec)})
