@@ -20,7 +20,10 @@ How it departs from :func:`~fgpo_lib.train.train`:
 * DPO: a run whose batch holds no preference pair (every question constant) still takes an Adam step, with a zero
   gradient (train() skips it), since the runs share Adam's step count;
 * evaluation points, dev selection and the run record follow train(); a record holds ``config``, ``curves``,
-  ``final``, ``selected`` and the test ``per_question`` scores.
+  ``final``, ``selected`` and the test ``per_question`` scores. With ``curves=False`` (the study's protocol, which
+  reads only the dev-selected and final test choices) an evaluation point computes the dev greedy score alone, the
+  one number dev selection compares: the choices, ``per_question`` and ``selected["dev"]["greedy_reward"]`` are
+  those of a full run, and the curves, ``final`` and ``selected`` hold no train or test averages.
 
 Shapes: ``R`` runs, ``n`` questions, ``d`` features, ``S`` subsets, ``O`` outputs per question (``S`` for flat,
 ``n_tools + n_sizes`` for factorized), ``B`` questions per update. Weights ``(R, d, O)``, bias ``(R, O)``.
@@ -38,7 +41,7 @@ from .algos import GRPOConfig, best_subsets, grpo_advantages, grpo_loss
 from .algos.fgpo import draw_subset_mask
 from .algos.registry import METHODS, batched_methods
 from .algos.imitation import draw_rejected
-from .metrics import evaluate, reward_classes
+from .metrics import evaluate, greedy_reward, reward_classes
 from .policy import SubsetPolicy
 from .rewards import RewardSpec
 from .table import RewardTable
@@ -68,9 +71,10 @@ def _design(space, parameterization: str) -> torch.Tensor | None:
     return SubsetPolicy(1, space, "factorized").design
 
 
-def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], features: np.ndarray) -> list[dict]:
+def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], features: np.ndarray, curves: bool = True) -> list[dict]:
     """Train ``config.method`` once per :class:`RunSpec`, all at once (module doc). ``config.seed`` and
-    ``config.lr`` are ignored: each run has its own. ``features: (n, d)``. Returns one record per run, in order."""
+    ``config.lr`` are ignored: each run has its own. ``features: (n, d)``. ``curves``: every metric on every split at
+    each evaluation point (``False``: the dev greedy score only, module doc). Returns one record per run, in order."""
     cfg = config
     if cfg.method not in BATCHED_METHODS:
         raise ValueError(f"train_batched runs {', '.join(BATCHED_METHODS)}; use fgpo_lib.train.train for {cfg.method!r}")
@@ -164,6 +168,7 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
         logp = torch.log_softmax(z / cfg.grpo.temperature, -1).gather(2, samples)
         return per_run(grpo_loss(logp, logp_old, adv, cfg.grpo.epsilon, reduction="none").mean(-1))
 
+    split_rows = [{k: np.asarray(r.splits.get(k, []), np.int64) for k in ("train", "test", "dev")} for r in runs]
     records = [{"config": {**asdict(replace(cfg, seed=r.seed, lr=r.lr)), "tag": r.tag, "fold": r.fold}, "curves": []} for r in runs]
     best_dev: list[tuple | None] = [None] * R
     optimizer_steps = 0
@@ -174,9 +179,13 @@ def train_batched(table: RewardTable, config: TrainConfig, runs: list[RunSpec], 
             for r, run in enumerate(runs):
                 point = {"step": step, "optimizer_steps": optimizer_steps, "reasoner_calls": int(calls[r]), "unique_reasoner_calls": int(seen[r].sum())}
                 for salt, split in enumerate(("train", "test", "dev")):
-                    rows = np.asarray(run.splits.get(split, []), np.int64)
-                    if len(rows):
+                    rows = split_rows[r][split]
+                    if not len(rows):
+                        continue
+                    if curves:
                         point[split] = evaluate(probs[r][rows], table.rewards[rows], space, cfg.group_size, np.random.default_rng([run.seed, step, salt]), (values, classes[rows]))
+                    elif split == "dev":
+                        point[split] = {"greedy_reward": float(greedy_reward(probs[r][rows], table.rewards[rows]).mean())}
                 records[r]["curves"].append(point)
                 if "dev" in point and (step > 0 or cfg.steps == 0) and (best_dev[r] is None or point["dev"]["greedy_reward"] > best_dev[r][0]["dev"]["greedy_reward"]):
                     best_dev[r] = (point, probs[r])

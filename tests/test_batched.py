@@ -77,3 +77,20 @@ def test_batched_grpo_on_the_differential_reward_counts_the_no_tool_calls():
     assert 6 * 8 >= n_train  # every training question comes up
     assert rec["final"]["reasoner_calls"] == one["final"]["reasoner_calls"] == 6 * 8 * 8 + n_train  # G samples, and each no-tool cell once
     assert rec["final"]["unique_reasoner_calls"] == one["final"]["unique_reasoner_calls"]
+
+
+@pytest.mark.parametrize("name", ["fgpo minibatch, eq1", "grpo eq1, Dr. GRPO"])
+def test_selection_only_evaluation_keeps_every_choice(name, setup):
+    """``curves=False`` (the protocol's mode) evaluates dev alone: the selected and final test choices, the selected
+    step and its dev score equal the full run's, and no train or test average is computed."""
+    table, features, folds = setup
+    cfg, _ = CONFIGS[name]
+    runs = runs_grid(folds, seeds=[0, 3], lrs=[0.05, 0.2])
+    full, lean = train_batched(table, cfg, runs, features), train_batched(table, cfg, runs, features, curves=False)
+    for a, b in zip(full, lean):
+        assert b["selected"]["step"] == a["selected"]["step"]
+        assert b["selected"]["dev"] == {"greedy_reward": a["selected"]["dev"]["greedy_reward"]}
+        assert b["selected"]["per_question"] == a["selected"]["per_question"] and b["per_question"] == a["per_question"]
+        assert b["selected"]["reasoner_calls"] == a["selected"]["reasoner_calls"]
+        assert b["selected"]["test"] is None and b["final"]["train"] is None
+        assert [p["step"] for p in b["curves"]] == [p["step"] for p in a["curves"]]

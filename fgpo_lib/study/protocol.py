@@ -187,11 +187,12 @@ class ArmResult:
 
 def dead_group_curve(probs: np.ndarray, table: RewardTable) -> np.ndarray:
     """``probs: (n_questions, n_subsets)`` on ``table``'s rows -> ``(len(DEAD_GROUP_G),)`` mean dead-group rate."""
-    from ..metrics import zero_variance_prob
+    from ..metrics import dead_prob, reward_value_probs
     from ..rewards import RewardSpec
 
     eq1 = RewardSpec(DEAD_GROUP_REWARD).apply(table.rewards, table.space)
-    return np.array([zero_variance_prob(probs, eq1, g).mean() for g in DEAD_GROUP_G])
+    _, masses = reward_value_probs(probs, eq1)  # the class masses once; each G only raises them to its power
+    return np.array([dead_prob(masses, g).mean() for g in DEAD_GROUP_G])
 
 
 def _pending(arm: Arm, n_seeds: int, n: int, why: str) -> ArmResult:
@@ -284,7 +285,7 @@ def run_arm(arm: Arm, table: RewardTable, features: np.ndarray, seeds: list[int]
     cfg = TrainConfig(**{**arm.config.__dict__, "steps": steps, "eval_every": max(1, steps // eval_points)})
     runs = [run for s in seeds for run in runs_grid(by_seed[s], [s], list(lrs))]
     if cfg.method in BATCHED_METHODS:
-        records = train_batched(table, cfg, runs, features)
+        records = train_batched(table, cfg, runs, features, curves=False)  # the protocol reads choices, not curves
     else:
         records = [train(table, TrainConfig(**{**cfg.__dict__, "seed": r.seed, "lr": r.lr}), features=features, splits=r.splits) for r in runs]
     row_of = {q: i for i, q in enumerate(table.question_ids)}
