@@ -12,7 +12,12 @@ import sys
 def _quiet_interrupt_while_starting() -> None:
     """Under the ``fgpo`` command, a Ctrl-C while the command line is still importing ends with one line and exit
     130, not an import's traceback; :func:`fgpo_lib.cli.main` gives Ctrl-C back to Python once it runs. Nothing has
-    been written then. Not for ``import fgpo_lib`` in a notebook or script: ``sys.argv[0]`` is then not ``fgpo``."""
+    been written then. Not for ``import fgpo_lib`` in a notebook or script.
+
+    The command is ``bin/fgpo``, a shell launcher that ignores Ctrl-C while Python itself starts (no Python code runs
+    then, so nothing else can keep its traceback away) and says in ``FGPO_START_SIGINT`` whether Ctrl-C was ignored
+    before it (``ignored``: nohup, a background job; it stays so). Started some other way with ``sys.argv[0]`` named
+    ``fgpo`` (a wrapper pip wrote), Python's own handler is replaced the same way."""
     import os
     import signal
 
@@ -21,7 +26,10 @@ def _quiet_interrupt_while_starting() -> None:
         os._exit(130)
 
     stop.fgpo_starting = True
-    if os.path.basename(sys.argv[0] if sys.argv else "") == "fgpo" and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    launched = os.environ.pop("FGPO_START_SIGINT", None)  # not passed on to the reasoners' and workers' processes
+    handler = signal.getsignal(signal.SIGINT)
+    if (launched == "default" and handler is signal.SIG_IGN) or (
+            launched is None and os.path.basename(sys.argv[0] if sys.argv else "") == "fgpo" and handler is signal.default_int_handler):
         signal.signal(signal.SIGINT, stop)
 
 

@@ -288,6 +288,39 @@ def test_ctrl_c_at_any_moment_prints_no_traceback(table, tmp_path, delay):
     assert proc.returncode in (130, -signal.SIGINT), (proc.returncode, err)
 
 
+INSTALLED = Path(sys.executable).parent / "fgpo"  # the command pip installed from bin/fgpo
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_the_installed_commands_first_milliseconds_prints_no_traceback(table):
+    """Through the installed launcher, a Ctrl-C while Python itself starts (before any fgpo code: Python's own
+    handler would print an import traceback there) is ignored or ends the command in one line, at every moment."""
+    assert INSTALLED.read_text().startswith("#!/bin/sh"), "the installed fgpo is not bin/fgpo: reinstall the package"
+    outcomes = set()
+    for delay in (0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12, 0.2, 0.4):
+        proc = subprocess.Popen([str(INSTALLED), "compare", "--table", str(table), "--steps", "40", "--seeds", "0"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True, cwd=ROOT, preexec_fn=_ctrl_c_as_in_a_terminal)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert "Traceback" not in err, (delay, err)
+        # ignored while Python starts (0), one line and 130 once fgpo runs, or the launcher killed before it ran (-2)
+        assert proc.returncode in (0, 130, -signal.SIGINT), (delay, proc.returncode, err)
+        outcomes.add(proc.returncode)
+    assert 130 in outcomes  # a later Ctrl-C still stops it
+
+
+@pytest.mark.slow
+def test_the_installed_command_keeps_ctrl_c_ignored_when_started_so(table):
+    """Started with Ctrl-C ignored (nohup, a background job), the command stays so: the launcher says it."""
+    proc = subprocess.Popen([str(INSTALLED), "compare", "--table", str(table), "--steps", "40", "--seeds", "0"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and "interrupted" not in err, (proc.returncode, err)
+
+
 def test_ctrl_c_while_the_command_line_imports_is_one_line_and_a_library_import_keeps_pythons_handler():
     """Under the ``fgpo`` command (``sys.argv[0]``), a Ctrl-C between ``import fgpo_lib`` and the command's own
     handling ends with one line and exit 130; ``import fgpo_lib`` anywhere else leaves Python's KeyboardInterrupt."""
