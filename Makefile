@@ -62,6 +62,7 @@ bench: setup
 	$(PY) benchmarks/bench_precompute.py
 	$(PY) benchmarks/bench_llm_backends.py
 	$(PY) benchmarks/bench_study.py
+	$(PY) benchmarks/bench_book.py
 	$(PY) benchmarks/bench_scaling.py
 	$(PY) benchmarks/bench_llama_builds.py
 

@@ -181,23 +181,36 @@ def test_every_committed_record_re_derives_from_its_table():
             np.testing.assert_allclose(again[decoding]["scores"], rec["test"][decoding]["scores"], err_msg=name)
 
 
-def test_seed_aggregates_by_hand():
-    """rliable's IQM and probability of improvement on two tiny arms: FGPO's runs [[1, 0], [1, 1]] and SFT's
-    [[0, 0], [1, 0]] on two questions. P(FGPO > SFT): question 1 compares {1, 1} with {0, 1}, 3 of 4 pairs (a tie
-    counts a half); question 2 compares {0, 1} with {0, 0}, 3 of 4; mean 0.75. IQM (25% cut from each end of the four
-    scores): FGPO's middle two of 0, 1, 1, 1 are 1 and 1, SFT's of 0, 0, 0, 1 are 0 and 0."""
+def _two_arms(fgpo_runs, sft_runs):
     from fgpo_lib.lm_policy.design import LMRun
-    from fgpo_lib.lm_policy.report import seed_aggregates
 
     def rec(scores):
         return {"test": {"question_ids": ["a", "b"], "scoring": {"scores": scores}}}
 
-    records = {f"{arm}{s}": (LMRun("geneseq", arm, seed=s), rec(sc)) for arm, runs in (("fgpo", [[1, 0], [1, 1]]), ("sft", [[0, 0], [1, 0]]))
-               for s, sc in enumerate(runs)}
-    agg = seed_aggregates(records, reps=200).set_index("arm")
+    return {f"{arm}{s}": (LMRun("geneseq", arm, seed=s), rec(sc)) for arm, runs in (("fgpo", fgpo_runs), ("sft", sft_runs)) for s, sc in enumerate(runs)}
+
+
+def test_seed_aggregates_by_hand():
+    """rliable's IQM and probability of improvement on two tiny arms: FGPO's runs [[1, 0], [1, 1]] and SFT's
+    [[0, 0], [1, 0]] on two questions, each its own task. P(FGPO > SFT): task 1 compares {1, 1} with {0, 1}, 3 of 4
+    pairs (a tie counts a half); task 2 compares {0, 1} with {0, 0}, 3 of 4; mean 0.75. IQM (25% cut from each end of
+    the four scores): FGPO's middle two of 0, 1, 1, 1 are 1 and 1, SFT's of 0, 0, 0, 1 are 0 and 0.
+
+    With both questions one task, a run's score is its mean on them: FGPO's seeds 0.5 and 1.0, SFT's 0.0 and 0.5.
+    IQM of two values (no whole value is 25% of two): their mean, 75 and 25. P(FGPO > SFT): 0.5 > 0, 0.5 = 0.5 (a
+    half), 1 > 0, 1 > 0.5: 3.5 of 4."""
+    from fgpo_lib.lm_policy.report import seed_aggregates
+
+    records = _two_arms([[1, 0], [1, 1]], [[0, 0], [1, 0]])
+    agg = seed_aggregates(records, reps=200, tasks={"a": "t1", "b": "t2"}).set_index("arm")
     assert agg.loc["FGPO", "IQM"] == pytest.approx(100.0) and agg.loc["SFT (TRL)", "IQM"] == pytest.approx(0.0)
     assert agg.loc["SFT (TRL)", "P(FGPO > arm)"] == pytest.approx(0.75)
-    assert agg.loc["FGPO", "seeds"] == 2 and agg.loc["FGPO", "questions"] == 2
+    assert agg.loc["FGPO", "seeds"] == 2 and agg.loc["FGPO", "questions"] == 2 and agg.loc["FGPO", "tasks"] == 2
+    one = seed_aggregates(records, reps=200, tasks={"a": "t", "b": "t"}).set_index("arm")
+    assert one.loc["FGPO", "IQM"] == pytest.approx(75.0) and one.loc["SFT (TRL)", "IQM"] == pytest.approx(25.0)
+    assert one.loc["SFT (TRL)", "P(FGPO > arm)"] == pytest.approx(0.875) and one.loc["FGPO", "tasks"] == 1
+    # one seed per arm: nothing to aggregate over seeds, and nothing is computed
+    assert seed_aggregates(_two_arms([[1, 0]], [[0, 0]]), reps=200, tasks={"a": "t", "b": "t"}).empty
 
 
 def test_the_routing_rule_on_a_committed_table():

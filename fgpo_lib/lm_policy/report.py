@@ -377,14 +377,23 @@ def search_frame(records: dict, stopped_dir: Path | None = None) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
-def seed_aggregates(records: dict, reps: int = 2000) -> pd.DataFrame:
-    """Per benchmark and arm of the ``main`` runs with several seeds: rliable's interquartile mean of the test score
-    over seeds and questions (a stratified bootstrap interval, questions as tasks), and the probability that FGPO
-    improves on each other arm (rliable's ``probability_of_improvement``: the chance that a random FGPO run scores
-    above a random run of the other arm on a random question, ties counting a half), with its interval.
+def _tasks_of(table_path: str) -> dict:
+    """Question id -> task of a committed table (``table_path`` relative to the repository)."""
+    table = RewardTable.load(ROOT / table_path)
+    return dict(zip(table.question_ids, table.tasks))
 
-    Array convention (rliable's): ``scores: (n_seeds, n_questions)`` per arm, the questions of the arms' shared test
-    split in the same order."""
+
+def seed_aggregates(records: dict, reps: int = 2000, tasks: dict | None = None) -> pd.DataFrame:
+    """Per benchmark and arm of the ``main`` runs, on the benchmarks where some arm has two seeds or more: rliable's
+    interquartile mean of the test score over seeds and the benchmark's tasks (a stratified bootstrap interval), and
+    the probability that FGPO improves on each other arm (rliable's ``probability_of_improvement``: per task, the
+    chance that a random FGPO run scores above a random run of the other arm, ties counting a half, then the mean
+    over tasks), with its interval.
+
+    Array convention (rliable's): ``scores: (n_seeds, n_tasks)`` per arm, a run's mean test score on each task of
+    the arms' shared test questions. rliable's runs are seeds and its tasks the benchmark's question tasks, as it
+    intends (a run's normalised score per environment): a question's 0/1 score is no task score, and the IQM of 0/1
+    values trims away the outcomes themselves. ``tasks``: question id -> task (default: each run's table's)."""
     from rliable import library as rly
     from rliable import metrics
 
@@ -392,14 +401,19 @@ def seed_aggregates(records: dict, reps: int = 2000) -> pd.DataFrame:
     for name, (run, rec) in records.items():
         if run.role == "main":
             ids = rec["test"]["question_ids"]
-            by.setdefault(run.benchmark, {}).setdefault(run.arm, []).append(dict(zip(ids, rec["test"]["scoring"]["scores"])))
+            by.setdefault(run.benchmark, {}).setdefault(run.arm, []).append((run, dict(zip(ids, rec["test"]["scoring"]["scores"]))))
     rows = []
     for benchmark, arms in by.items():
-        shared = sorted(set.intersection(*(set(d) for runs in arms.values() for d in runs)))
-        scores = {arm: np.array([[d[q] for q in shared] for d in runs], np.float64) for arm, runs in arms.items()}
+        if max(len(runs) for runs in arms.values()) < 2:
+            continue
+        task_of = tasks if tasks is not None else _tasks_of(next(iter(arms.values()))[0][0].table)
+        shared = sorted(set.intersection(*(set(d) for runs in arms.values() for _, d in runs)))
+        names = sorted({task_of[q] for q in shared})
+        of_task = [[q for q in shared if task_of[q] == t] for t in names]
+        scores = {arm: np.array([[np.mean([d[q] for q in qs]) for qs in of_task] for _, d in runs], np.float64) for arm, runs in arms.items()}
         point, ci = rly.get_interval_estimates(scores, lambda s: np.array([metrics.aggregate_iqm(s)]), reps=reps)
         for arm in scores:
-            rows.append({"benchmark": benchmark, "arm": ARM_LABELS[arm], "seeds": len(scores[arm]), "questions": len(shared),
+            rows.append({"benchmark": benchmark, "arm": ARM_LABELS[arm], "seeds": len(scores[arm]), "tasks": len(names), "questions": len(shared),
                          "IQM": 100 * float(point[arm][0]), "IQM lo": 100 * float(ci[arm][0][0]), "IQM hi": 100 * float(ci[arm][1][0])})
         if "fgpo" in scores:
             pairs = {f"fgpo,{arm}": (scores["fgpo"], scores[arm]) for arm in scores if arm != "fgpo"}
