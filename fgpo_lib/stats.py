@@ -8,22 +8,38 @@ Confidence intervals are percentile bootstraps that resample runs and questions 
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from scipy import stats as _stats
 
 
-def _resampled_means(scores: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+@lru_cache(maxsize=16)
+def _counts(seed: int, n_boot: int, *sizes: int) -> tuple[np.ndarray, ...]:
+    """The bootstrap's resampling counts, drawn in order from ``default_rng(seed)``: one ``(n_boot, size)`` integer
+    array of multinomial counts per size. Read-only and cached: a chapter asks for the same draws (the same seed and
+    sizes) hundreds of times, and drawing them is most of a bootstrap's cost. The draws, and so every interval, are
+    those of a fresh generator, and the arithmetic on them is unchanged to the last bit."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for n in sizes:
+        w = rng.multinomial(n, np.full(n, 1 / n), size=n_boot)
+        w.setflags(write=False)
+        out.append(w)
+    return tuple(out)
+
+
+def _resampled_means(scores: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     """``(n_boot,)`` grand means of ``scores`` after resampling runs and questions; uses counts, not copies."""
     n_runs, n_q = scores.shape
-    run_w = rng.multinomial(n_runs, np.full(n_runs, 1 / n_runs), size=n_boot).astype(np.float64)
-    q_w = rng.multinomial(n_q, np.full(n_q, 1 / n_q), size=n_boot).astype(np.float64)
+    run_w, q_w = (w.astype(np.float64) for w in _counts(seed, n_boot, n_runs, n_q))
     return np.einsum("br,rq,bq->b", run_w, scores, q_w) / (n_runs * n_q)
 
 
 def bootstrap_ci(scores: np.ndarray, confidence: float = 0.95, n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
     """Grand mean of ``scores (n_runs, n_questions)`` and its percentile-bootstrap CI: ``(mean, lo, hi)``."""
     scores = np.atleast_2d(np.asarray(scores, dtype=np.float64))
-    boots = _resampled_means(scores, n_boot, np.random.default_rng(seed))
+    boots = _resampled_means(scores, n_boot, seed)
     alpha = (1 - confidence) / 2
     lo, hi = np.quantile(boots, [alpha, 1 - alpha])
     return float(scores.mean()), float(lo), float(hi)
@@ -40,11 +56,11 @@ def paired_difference_ci(a: np.ndarray, b: np.ndarray, confidence: float = 0.95,
     b = np.atleast_2d(np.asarray(b, np.float64))
     if a.shape[1] != b.shape[1]:
         raise ValueError(f"a and b cover {a.shape[1]} and {b.shape[1]} questions; a paired difference needs the same questions")
-    rng = np.random.default_rng(seed)
     n_q = a.shape[1]
-    q_w = rng.multinomial(n_q, np.full(n_q, 1 / n_q), size=n_boot).astype(np.float64)
-    run_a = rng.multinomial(len(a), np.full(len(a), 1 / len(a)), size=n_boot) @ a / len(a)  # (n_boot, n_q)
-    run_b = rng.multinomial(len(b), np.full(len(b), 1 / len(b)), size=n_boot) @ b / len(b)
+    q_w, w_a, w_b = _counts(seed, n_boot, n_q, len(a), len(b))
+    q_w = q_w.astype(np.float64)
+    run_a = w_a @ a / len(a)  # (n_boot, n_q)
+    run_b = w_b @ b / len(b)
     boots = ((run_a - run_b) * q_w).sum(axis=1) / n_q
     alpha = (1 - confidence) / 2
     lo, hi = np.quantile(boots, [alpha, 1 - alpha])

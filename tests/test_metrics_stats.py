@@ -61,3 +61,31 @@ def test_bootstrap_by_hand():
 
 def test_iqm_by_hand():
     assert iqm(np.arange(1, 9)) == 4.5  # mean of 3, 4, 5, 6
+
+
+def test_cached_bootstrap_draws_are_a_fresh_generators():
+    """The bootstrap's counts are cached per (seed, sizes); every interval equals one drawn from a fresh
+    ``default_rng(seed)`` in the documented order (runs then questions; for a paired difference questions, then
+    each arm's runs), on the first call and on a cached one."""
+    rng = np.random.default_rng(3)
+    a, b = rng.random((3, 40)), (rng.random((2, 40)) > 0.5).astype(float)
+    alpha = (1 - 0.95) / 2
+
+    def fresh_boot(s):
+        g = np.random.default_rng(0)
+        run_w = g.multinomial(len(s), np.full(len(s), 1 / len(s)), size=2000).astype(np.float64)
+        q_w = g.multinomial(s.shape[1], np.full(s.shape[1], 1 / s.shape[1]), size=2000).astype(np.float64)
+        boots = np.einsum("br,rq,bq->b", run_w, s, q_w) / s.size
+        return (float(s.mean()), *map(float, np.quantile(boots, [alpha, 1 - alpha])))
+
+    def fresh_pair(x, y):
+        g = np.random.default_rng(0)
+        q_w = g.multinomial(40, np.full(40, 1 / 40), size=2000).astype(np.float64)
+        run_x = g.multinomial(len(x), np.full(len(x), 1 / len(x)), size=2000) @ x / len(x)
+        run_y = g.multinomial(len(y), np.full(len(y), 1 / len(y)), size=2000) @ y / len(y)
+        boots = ((run_x - run_y) * q_w).sum(axis=1) / 40
+        return (float(x.mean() - y.mean()), *map(float, np.quantile(boots, [alpha, 1 - alpha])))
+
+    for _ in range(2):  # the second call reads the cache
+        assert bootstrap_ci(a) == fresh_boot(a) and bootstrap_ci(b) == fresh_boot(b)
+        assert paired_difference_ci(a, b) == fresh_pair(a, b)
