@@ -107,36 +107,69 @@ def _caused_by_interrupt(exc: BaseException) -> bool:
     return False
 
 
+class _CtrlC:
+    """Ctrl-C while a command runs: a KeyboardInterrupt, as Python's own handler raises it, and a note that it came.
+    A library may turn an interrupt into an error of its own and drop the KeyboardInterrupt from the chain (NumPy
+    interrupted while it imports raises ``ImportError: Error importing numpy ...``); the note still says it was a
+    Ctrl-C. Installed only where Ctrl-C would raise KeyboardInterrupt anyway (not where it is ignored or a caller set
+    its own handler), and the previous handler is put back when the command returns."""
+
+    def __init__(self) -> None:
+        self.came = False
+
+    def __call__(self, signum, frame):
+        self.came = True
+        raise KeyboardInterrupt
+
+    def __enter__(self) -> "_CtrlC":
+        import signal
+
+        import threading
+
+        self.previous = signal.getsignal(signal.SIGINT)
+        starting = getattr(self.previous, "fgpo_starting", False)  # fgpo_lib/__init__.py's start-up handler
+        in_main = threading.current_thread() is threading.main_thread()  # only the main thread sets a handler
+        self.installed = in_main and (starting or self.previous is signal.default_int_handler)
+        if self.installed:
+            signal.signal(signal.SIGINT, self)
+            if starting:  # the command line's start is over: Python's handler is the one to restore
+                self.previous = signal.default_int_handler
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self.installed:
+            signal.signal(signal.SIGINT, self.previous)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand. Bad flags end in argparse's usage line; bad input (a malformed table, a broken model file,
     a failed reasoner, an unwritable path) in one ``fgpo <command>: error: ...`` line and exit status 2."""
-    import signal
-
-    if getattr(signal.getsignal(signal.SIGINT), "fgpo_starting", False):  # fgpo_lib/__init__.py's start-up handler
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # from here on Ctrl-C is a KeyboardInterrupt, handled below
     argv = sys.argv[1:] if argv is None else argv
     command = next((a for a in argv if not a.startswith("-")), None)
     label = command if command in COMMANDS else "fgpo"
-    try:
-        args = build_parser(command if command in COMMANDS else None).parse_args(argv)
-        import warnings
+    with _CtrlC() as ctrl_c:
+        try:
+            args = build_parser(command if command in COMMANDS else None).parse_args(argv)
+            import warnings
 
-        warnings.showwarning = _warning_line(args.command)
-        return args.func(args)
-    except KeyboardInterrupt:
-        return _interrupted(label)
-    except (ValueError, RuntimeError, OSError, KeyError) as exc:  # RewardTableError, PrecomputeError, OutputError, ...
-        if _caused_by_interrupt(exc):
+            warnings.showwarning = _warning_line(args.command)
+            return args.func(args)
+        except KeyboardInterrupt:
             return _interrupted(label)
-        print(f"fgpo {label}: error: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # a bug, not bad input: one line, and the traceback only when asked for
-        if _caused_by_interrupt(exc):  # a library that turns an interrupt during its import into its own error (NumPy)
-            return _interrupted(label)
-        if os.environ.get("FGPO_DEBUG"):
-            raise
-        print(f"fgpo {label}: internal error: {type(exc).__name__}: {exc} (please report it; FGPO_DEBUG=1 shows the traceback)", file=sys.stderr)
-        return 3
+        except (ValueError, RuntimeError, OSError, KeyError) as exc:  # RewardTableError, PrecomputeError, OutputError, ...
+            if ctrl_c.came or _caused_by_interrupt(exc):
+                return _interrupted(label)
+            print(f"fgpo {label}: error: {exc}", file=sys.stderr)
+            return 2
+        except Exception as exc:  # a bug, not bad input: one line, and the traceback only when asked for
+            if ctrl_c.came or _caused_by_interrupt(exc):  # a library that turns an interrupt into its own error (NumPy)
+                return _interrupted(label)
+            if os.environ.get("FGPO_DEBUG"):
+                raise
+            print(f"fgpo {label}: internal error: {type(exc).__name__}: {exc} (please report it; FGPO_DEBUG=1 shows the traceback)", file=sys.stderr)
+            return 3
 
 
 if __name__ == "__main__":
