@@ -44,13 +44,11 @@ def protocol_evaluation(setting: str, repeats: int) -> None:
     import numpy as np
     import torch
 
-    from fgpo_lib.batched import BATCHED_METHODS, runs_grid, train_batched
-    from fgpo_lib.crossfit import crossfit_folds, subsample_training
+    from fgpo_lib.batched import BATCHED_METHODS, train_batched
     from fgpo_lib.features import make_featurizer
-    from fgpo_lib.study.protocol import ARMS, LR_GRID, arm_steps
+    from fgpo_lib.study.protocol import ARMS, LR_GRID, arm_runs
     from fgpo_lib.study.runner import library_tables
     from fgpo_lib.table import RewardTable
-    from fgpo_lib.train import TrainConfig
 
     torch.set_num_threads(1)
     benchmark, reasoner = setting.split("/")
@@ -64,11 +62,8 @@ def protocol_evaluation(setting: str, repeats: int) -> None:
     for name, arm in ARMS.items():
         if arm.fixed or arm.config.method not in BATCHED_METHODS or arm.without_tool >= 0:
             continue
-        by_seed = {s: subsample_training(crossfit_folds(table.question_ids, table.tasks, k=5, seed=s), arm.data_fraction, table.tasks, s) for s in seeds}
-        n_train = min(len(f["train"]) for folds in by_seed.values() for f in folds)
-        steps = arm_steps(arm, n_train, table.n_subsets)
-        cfg = TrainConfig(**{**arm.config.__dict__, "steps": steps, "eval_every": max(1, steps // 8)})
-        runs = [run for s in seeds for run in runs_grid(by_seed[s], [s], list(arm.lrs or LR_GRID))]
+        cfg, runs = arm_runs(arm, table, seeds, 5, arm.lrs or LR_GRID, 8)  # as the study's run_arm builds them
+        steps = cfg.steps
         seconds, chosen = {}, {}
         for curves in (True, False):
             best = float("inf")

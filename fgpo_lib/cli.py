@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
+import threading
 from dataclasses import dataclass
 
 
@@ -122,10 +124,6 @@ class _CtrlC:
         raise KeyboardInterrupt
 
     def __enter__(self) -> "_CtrlC":
-        import signal
-
-        import threading
-
         self.previous = signal.getsignal(signal.SIGINT)
         starting = getattr(self.previous, "fgpo_starting", False)  # fgpo_lib/__init__.py's start-up handler
         in_main = threading.current_thread() is threading.main_thread()  # only the main thread sets a handler
@@ -137,8 +135,6 @@ class _CtrlC:
         return self
 
     def __exit__(self, *exc) -> None:
-        import signal
-
         if self.installed:
             signal.signal(signal.SIGINT, self.previous)
 

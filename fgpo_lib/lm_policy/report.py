@@ -398,19 +398,21 @@ def seed_aggregates(records: dict, reps: int = 2000, tasks: dict | None = None) 
     from rliable import metrics
 
     by: dict = {}
+    table_of: dict = {}  # benchmark -> its training table (every arm of a benchmark trains on the same one)
     for name, (run, rec) in records.items():
         if run.role == "main":
             ids = rec["test"]["question_ids"]
-            by.setdefault(run.benchmark, {}).setdefault(run.arm, []).append((run, dict(zip(ids, rec["test"]["scoring"]["scores"]))))
+            by.setdefault(run.benchmark, {}).setdefault(run.arm, []).append(dict(zip(ids, rec["test"]["scoring"]["scores"])))
+            table_of[run.benchmark] = run.table
     rows = []
     for benchmark, arms in by.items():
         if max(len(runs) for runs in arms.values()) < 2:
             continue
-        task_of = tasks if tasks is not None else _tasks_of(next(iter(arms.values()))[0][0].table)
-        shared = sorted(set.intersection(*(set(d) for runs in arms.values() for _, d in runs)))
+        task_of = tasks if tasks is not None else _tasks_of(table_of[benchmark])
+        shared = sorted(set.intersection(*(set(d) for runs in arms.values() for d in runs)))
         names = sorted({task_of[q] for q in shared})
         of_task = [[q for q in shared if task_of[q] == t] for t in names]
-        scores = {arm: np.array([[np.mean([d[q] for q in qs]) for qs in of_task] for _, d in runs], np.float64) for arm, runs in arms.items()}
+        scores = {arm: np.array([[np.mean([d[q] for q in qs]) for qs in of_task] for d in runs], np.float64) for arm, runs in arms.items()}
         point, ci = rly.get_interval_estimates(scores, lambda s: np.array([metrics.aggregate_iqm(s)]), reps=reps)
         for arm in scores:
             rows.append({"benchmark": benchmark, "arm": ARM_LABELS[arm], "seeds": len(scores[arm]), "tasks": len(names), "questions": len(shared),

@@ -267,6 +267,16 @@ def _is_reader(table: RewardTable) -> bool:
     return entry is not None and entry.kind == "reader"
 
 
+def arm_runs(arm: Arm, table: RewardTable, seeds: list[int], k: int, lrs, eval_points: int) -> tuple[TrainConfig, list]:
+    """A trained arm's configuration (its steps from its epochs or budget, ``eval_points`` dev checkpoints) and its
+    runs: every (seed, fold, learning rate) of ``k``-fold cross-fitting, training on the arm's share of each fold."""
+    by_seed = {s: subsample_training(crossfit_folds(table.question_ids, table.tasks, k=k, seed=s), arm.data_fraction, table.tasks, s) for s in seeds}
+    n_train = min(len(f["train"]) for folds in by_seed.values() for f in folds)
+    steps = arm_steps(arm, n_train, table.n_subsets)
+    cfg = TrainConfig(**{**arm.config.__dict__, "steps": steps, "eval_every": max(1, steps // eval_points)})
+    return cfg, [run for s in seeds for run in runs_grid(by_seed[s], [s], list(lrs))]
+
+
 def run_arm(arm: Arm, table: RewardTable, features: np.ndarray, seeds: list[int], k: int = 5, lrs=None, eval_points: int = 8) -> ArmResult:
     """One arm over ``seeds`` x ``k`` folds x ``lrs`` (default: the arm's own, else :data:`LR_GRID`; module doc)."""
     lrs = lrs or arm.lrs or LR_GRID
@@ -279,11 +289,7 @@ def run_arm(arm: Arm, table: RewardTable, features: np.ndarray, seeds: list[int]
     subsets = np.full((len(seeds), n), -1)
     probs = {"selected": np.zeros((len(seeds), n, table.n_subsets)), "final": np.zeros((len(seeds), n, table.n_subsets))}
     calls, chosen = np.zeros(len(seeds)), []
-    by_seed = {s: subsample_training(crossfit_folds(table.question_ids, table.tasks, k=k, seed=s), arm.data_fraction, table.tasks, s) for s in seeds}
-    n_train = min(len(f["train"]) for folds in by_seed.values() for f in folds)
-    steps = arm_steps(arm, n_train, table.n_subsets)
-    cfg = TrainConfig(**{**arm.config.__dict__, "steps": steps, "eval_every": max(1, steps // eval_points)})
-    runs = [run for s in seeds for run in runs_grid(by_seed[s], [s], list(lrs))]
+    cfg, runs = arm_runs(arm, table, seeds, k, lrs, eval_points)
     if cfg.method in BATCHED_METHODS:
         records = train_batched(table, cfg, runs, features, curves=False)  # the protocol reads choices, not curves
     else:
