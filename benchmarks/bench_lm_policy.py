@@ -21,7 +21,10 @@ the longest), and times, per question:
 * with ``--grpo-steps``, a GRPO step with gradient checkpointing on (the arm's setting) and off.
 
 It prints seconds per question, tokens per second, the speedup of shared-prompt scoring, the largest score
-difference between the two, the format rate and the seconds per GRPO step. Threads: torch's default unless
+difference between the two, the format rate and the seconds per GRPO step. Whether a dtype's results agree with the
+first one's: the first question's 16 candidate scores (largest difference, same argmax) and the FGPO loss's gradient
+norm on the adapter (the adapter is seeded, so every dtype starts from the same one), and each GRPO step's gradient
+norm as TRL logs it (a zero norm means the step learns nothing). Threads: torch's default unless
 ``--threads``. ``--skip-naive`` times the shared-prompt scoring alone: the naive reference holds 16 full sequences'
 logits, several GB for a 152k-token vocabulary (Qwen2.5-Coder-0.5B as the backbone).
 """
@@ -60,9 +63,11 @@ def main() -> None:
     space = SubsetSpace(4)
     questions = [q.text for q in load_benchmark(args.benchmark)[: args.questions]]
     rewards = torch.linspace(0, 1, space.n_subsets)
+    first: dict[str, tuple] = {}
     for dtype in args.dtypes.split(","):
         t0 = time.perf_counter()
         model, tok = load_backbone(args.backbone, dtype)
+        torch.manual_seed(0)
         model = with_lora(model)
         print(f"\n{args.backbone} {dtype}: loaded in {time.perf_counter() - t0:.1f} s; trainable parameters {sum(p.numel() for p in model.parameters() if p.requires_grad):,}")
         cand = [tok(c, add_special_tokens=False)["input_ids"] for c in candidates(space)]
@@ -79,6 +84,8 @@ def main() -> None:
                 expected_reward_loss(s, rewards, 0.03).backward()
                 times[name].append(time.perf_counter() - t)
                 scores[name] = s.detach()
+                if name == "shared" and text is questions[0]:
+                    first[dtype] = (s.detach().float(), float(torch.sqrt(sum((p.grad.float() ** 2).sum() for p in model.parameters() if p.grad is not None))))
             tokens["shared"] += len(prompt) + sum(len(c) for c in cand)
             tokens["naive"] += sum(len(prompt) + len(c) for c in cand)
             if not args.skip_naive:
@@ -96,13 +103,17 @@ def main() -> None:
             print(f"shared-prompt speedup: {sum(times['naive']) / sum(times['shared']):.2f}x; largest score difference {worst:.2e}")
         print(f"GRPO generation, 6 completions x 12 tokens: {sum(times['generate']) / n:.2f} s per question; {parsed} of {6 * n} completions parse")
         print(f"FGPO step of 16 questions: about {16 * sum(times['shared']) / n:.0f} s")
+        (ref_scores, ref_norm), (dt_scores, dt_norm) = first[next(iter(first))], first[dtype]
+        print(f"agreement with {next(iter(first))} on the first question: largest candidate-score difference {float((dt_scores - ref_scores).abs().max()):.2e}, "
+              f"same argmax {bool(dt_scores.argmax() == ref_scores.argmax())}; FGPO gradient norm {dt_norm:.4g} (against {ref_norm:.4g})")
         dev_full, dev_scoring, keep_all, keep_last = dev_eval_seconds(model, tok, args.benchmark, args.questions)
         print(f"dev evaluation of {args.questions} questions: every measure {dev_full:.1f} s, candidate scoring alone {dev_scoring:.1f} s "
               f"({dev_full / max(dev_scoring, 1e-9):.1f}x); prompt pass with every position's logits {keep_all:.2f} s, the last one's {keep_last:.2f} s per question")
         if args.grpo_steps:
             for ckpt in (True, False):
+                seconds, norms = grpo_step_seconds(model, tok, args.benchmark, args.grpo_steps, ckpt)
                 print(f"GRPO step of TRL's GRPOTrainer (4 questions x G = 6), gradient checkpointing {'on' if ckpt else 'off'}: "
-                      f"{grpo_step_seconds(model, tok, args.benchmark, args.grpo_steps, ckpt):.1f} s")
+                      f"{seconds:.1f} s; gradient norm per step {', '.join(f'{g:.3g}' for g in norms)}")
 
 
 def dev_eval_seconds(model, tok, benchmark: str, n: int) -> tuple[float, float, float, float]:
@@ -131,8 +142,9 @@ def dev_eval_seconds(model, tok, benchmark: str, n: int) -> tuple[float, float, 
     return tuple(out)
 
 
-def grpo_step_seconds(model, tok, benchmark: str, steps: int, checkpointing: bool = True) -> float:
-    """Seconds per optimizer step of TRL's GRPOTrainer with the GRPO arm's settings, on ``benchmark``'s training table."""
+def grpo_step_seconds(model, tok, benchmark: str, steps: int, checkpointing: bool = True) -> tuple[float, list[float]]:
+    """Seconds per optimizer step of TRL's GRPOTrainer with the GRPO arm's settings, on ``benchmark``'s training table,
+    and each step's gradient norm as TRL logs it."""
     import tempfile
 
     from datasets import Dataset
@@ -152,7 +164,8 @@ def grpo_step_seconds(model, tok, benchmark: str, steps: int, checkpointing: boo
         trainer = GRPOTrainer(model=model, reward_funcs=[TableReward(table)], args=args, train_dataset=data, processing_class=tok)
         t = time.perf_counter()
         trainer.train()
-        return (time.perf_counter() - t) / steps
+        seconds = (time.perf_counter() - t) / steps
+        return seconds, [float(h["grad_norm"]) for h in trainer.state.log_history if "grad_norm" in h]
 
 
 if __name__ == "__main__":
