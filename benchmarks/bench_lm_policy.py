@@ -24,7 +24,10 @@ It prints seconds per question, tokens per second, the speedup of shared-prompt 
 difference between the two, the format rate and the seconds per GRPO step. Whether a dtype's results agree with the
 first one's: the first question's 16 candidate scores (largest difference, same argmax) and the FGPO loss's gradient
 norm on the adapter (the adapter is seeded, so every dtype starts from the same one), and each GRPO step's gradient
-norm as TRL logs it (a zero norm means the step learns nothing). Threads: torch's default unless
+norm as TRL logs it (zero when every group is dead, as for an untrained policy whose completions rarely parse, so
+it says little about the dtype); and GRPO's gradient on fixed data: 6 completions of the first question sampled
+once (under the first dtype, seeded), with fixed advantages, their per-token log-probabilities and the gradient of
+the policy-gradient surrogate -sum_i A_i mean_t log pi(token_t) (norm, cosine to the first dtype's). Threads: torch's default unless
 ``--threads``. ``--skip-naive`` times the shared-prompt scoring alone: the naive reference holds 16 full sequences'
 logits, several GB for a 152k-token vocabulary (Qwen2.5-Coder-0.5B as the backbone).
 """
@@ -64,6 +67,7 @@ def main() -> None:
     questions = [q.text for q in load_benchmark(args.benchmark)[: args.questions]]
     rewards = torch.linspace(0, 1, space.n_subsets)
     first: dict[str, tuple] = {}
+    fixed, surrogate = None, {}
     for dtype in args.dtypes.split(","):
         t0 = time.perf_counter()
         model, tok = load_backbone(args.backbone, dtype)
@@ -86,6 +90,13 @@ def main() -> None:
                 scores[name] = s.detach()
                 if name == "shared" and text is questions[0]:
                     first[dtype] = (s.detach().float(), float(torch.sqrt(sum((p.grad.float() ** 2).sum() for p in model.parameters() if p.grad is not None))))
+                    if fixed is None:
+                        torch.manual_seed(0)
+                        with torch.no_grad():
+                            out = model.generate(prompt[None].repeat(6, 1), attention_mask=torch.ones(6, len(prompt), dtype=torch.long), do_sample=True,
+                                                 temperature=1.0, top_k=0, top_p=1.0, max_new_tokens=12, pad_token_id=tok.pad_token_id)
+                        fixed = out[:, len(prompt):]
+                    surrogate[dtype] = surrogate_gradient(model, prompt, fixed, torch.tensor([1.0, -1.0, 0.5, -0.5, 0.25, -0.25]))
             tokens["shared"] += len(prompt) + sum(len(c) for c in cand)
             tokens["naive"] += sum(len(prompt) + len(c) for c in cand)
             if not args.skip_naive:
@@ -106,6 +117,9 @@ def main() -> None:
         (ref_scores, ref_norm), (dt_scores, dt_norm) = first[next(iter(first))], first[dtype]
         print(f"agreement with {next(iter(first))} on the first question: largest candidate-score difference {float((dt_scores - ref_scores).abs().max()):.2e}, "
               f"same argmax {bool(dt_scores.argmax() == ref_scores.argmax())}; FGPO gradient norm {dt_norm:.4g} (against {ref_norm:.4g})")
+        (ref_logp, ref_grad), (dt_logp, dt_grad) = surrogate[next(iter(surrogate))], surrogate[dtype]
+        print(f"GRPO's gradient on 6 fixed completions: largest per-token log-probability difference {float((dt_logp - ref_logp).abs().max()):.2e}, "
+              f"gradient norm {float(dt_grad.norm()):.4g} (against {float(ref_grad.norm()):.4g}), cosine {float(torch.nn.functional.cosine_similarity(dt_grad, ref_grad, dim=0)):.4f}")
         dev_full, dev_scoring, keep_all, keep_last = dev_eval_seconds(model, tok, args.benchmark, args.questions)
         print(f"dev evaluation of {args.questions} questions: every measure {dev_full:.1f} s, candidate scoring alone {dev_scoring:.1f} s "
               f"({dev_full / max(dev_scoring, 1e-9):.1f}x); prompt pass with every position's logits {keep_all:.2f} s, the last one's {keep_last:.2f} s per question")
@@ -114,6 +128,23 @@ def main() -> None:
                 seconds, norms = grpo_step_seconds(model, tok, args.benchmark, args.grpo_steps, ckpt)
                 print(f"GRPO step of TRL's GRPOTrainer (4 questions x G = 6), gradient checkpointing {'on' if ckpt else 'off'}: "
                       f"{seconds:.1f} s; gradient norm per step {', '.join(f'{g:.3g}' for g in norms)}")
+
+
+def surrogate_gradient(model, prompt, completions, advantages):
+    """``(token_logp (n_completions * L,), gradient (n_adapter_params,))``: each completion token's log-probability
+    after ``prompt`` (completions: ``(n_completions, L)`` token ids) and the adapter's gradient of
+    -sum_i advantages[i] * mean_t token_logp[i, t], GRPO's policy-gradient surrogate at ratio 1."""
+    import torch
+
+    model.zero_grad()
+    logps = []
+    for c in completions:
+        seq = torch.cat([prompt, c])[None]
+        logp = torch.log_softmax(model(input_ids=seq).logits[0, len(prompt) - 1 : -1].float(), dim=-1)
+        logps.append(logp.gather(1, c[:, None])[:, 0])
+    (-sum(a * lp.mean() for a, lp in zip(advantages, logps))).backward()
+    grad = torch.cat([p.grad.float().reshape(-1) for p in model.parameters() if p.grad is not None])
+    return torch.cat([lp.detach() for lp in logps]), grad
 
 
 def dev_eval_seconds(model, tok, benchmark: str, n: int) -> tuple[float, float, float, float]:
