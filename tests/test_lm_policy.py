@@ -236,3 +236,32 @@ def test_the_routing_rule_on_a_committed_table():
     oracle = table.rewards[te].argmax(1)
     assert best_fixed_score(run, record(oracle)) == pytest.approx(100 * table.rewards[te, best].mean())
     assert routes(run, record(oracle)) and not routes(run, record(np.full(len(te), best)))
+
+
+def test_dev_ties_by_hand():
+    """A curve whose best dev score (0.5) is reached at updates 20, 30 and 50 (and at the untrained step 0, which is
+    no candidate): selected 20 with 2 dev subsets, 3 tied points, the last at 50 with 7. A search run, and a main run
+    whose curve records no dev routing, give no row."""
+    import numpy as np
+
+    from fgpo_lib.lm_policy.data import lm_splits
+    from fgpo_lib.lm_policy.design import MAX_TRAIN, ROOT, LMRun
+    from fgpo_lib.lm_policy.report import dev_ties_frame
+    from fgpo_lib.table import RewardTable
+
+    run = LMRun("geneseq", "fgpo", seed=2)
+    table = RewardTable.load(ROOT / run.table)
+    splits = {k: [table.question_ids[r] for r in v] for k, v in lm_splits(table, max_train=MAX_TRAIN).items()}
+    te = np.array([table.question_ids.index(q) for q in splits["test"]])
+    oracle = table.rewards[te].argmax(1)
+    points = [(0, 0.5, 1), (10, 0.4, 1), (20, 0.5, 2), (30, 0.5, 5), (40, 0.45, 6), (50, 0.5, 7)]
+    rec = {"splits": splits, "selected_step": 20, "curve": [{"step": s, "dev_score": d, "dev_distinct_subsets": k} for s, d, k in points],
+           "test": {"question_ids": splits["test"], "scoring": {"choices": oracle.tolist(), "scores": table.rewards[te, oracle].tolist()}}}
+    bare = {**rec, "curve": [{"step": s, "dev_score": d} for s, d, _ in points]}
+    records = {"main": (run, rec), "search": (LMRun("geneseq", "fgpo", role="search"), rec), "bare": (LMRun("geneseq", "fgpo", seed=1), bare)}
+    frame = dev_ties_frame(records)
+    assert len(frame) == 1
+    row = frame.iloc[0]
+    assert (row["selected update"], row["dev score"], row["dev subsets (selected)"]) == (20, 50.0, 2)
+    assert (row["tied points"], row["last tied update"], row["dev subsets (last tied)"]) == (3, 50, 7)
+    assert row["test subsets (selected)"] == len(set(oracle.tolist())) and bool(row["routes"])

@@ -26,7 +26,7 @@ import pandas as pd
 from ..reasoners.registry import REASONERS
 from ..table import RewardTable
 from ..weights import tqdm_warning_silenced
-from .data import grpo_reward_values
+from .data import grpo_reward_values, routing_measures
 from .grpo_arm import LMGRPOConfig
 from .runner import DECODINGS, LM_ARMS, mean_score, rescore
 from .design import LM_RUNS, RECORDS_DIR, ROOT
@@ -274,7 +274,6 @@ def routing_frame(records: dict) -> pd.DataFrame:
     """Every run's test choices (candidate scoring) on its training table: ``run, benchmark, arm, role, seed``, the
     score (points), the distinct subsets it picks and the share of questions on its most-picked one, tools per
     question, and whether it routes by the chapter's rule (:func:`routes`)."""
-    from .data import routing_measures
 
     rows = []
     for name, (run, rec) in records.items():
@@ -301,7 +300,6 @@ def reference_frame(records: dict, tables_dir: Path | None = None) -> pd.DataFra
     from ..algos.reference import fit_reference
     from ..features import make_featurizer
     from ..rewards import RewardSpec
-    from .data import routing_measures
 
     rows, seen = [], set()
     for name, (run, rec) in records.items():
@@ -341,11 +339,30 @@ def routes(run, rec) -> bool:
     """The chapter's rule (:data:`ROUTES_MIN_DISTINCT`, :data:`ROUTES_MAX_SHARE`): on its training table's test
     questions, the run picks at least 3 distinct subsets, none on more than 90% of them, and scores above the best
     fixed subset chosen on its own training and dev questions."""
-    from .data import routing_measures
 
     s = rec["test"]["scoring"]
     m = routing_measures(s["choices"])
     return m["distinct_subsets"] >= ROUTES_MIN_DISTINCT and m["top_subset_share"] <= ROUTES_MAX_SHARE and mean_score(s["scores"]) > best_fixed_score(run, rec)
+
+
+def dev_ties_frame(records: dict, arm: str = "fgpo") -> pd.DataFrame:
+    """Dev selection and its ties, one row per main run of ``arm`` whose curve records dev routing: the selected
+    update (the first trained point with the best dev score, :mod:`~fgpo_lib.lm_policy.dev`), its dev score (points)
+    and distinct dev subsets; how many trained points tie that score, the last of them and its distinct dev subsets;
+    and the test's distinct subsets and whether the run routes (:func:`routes`). Dev alone says which checkpoints are
+    tied; only the selected one has test choices."""
+    rows = []
+    for name, (run, rec) in records.items():
+        curve = [p for p in rec["curve"] if p["step"] > 0 and "dev_distinct_subsets" in p]
+        if run.role != "main" or run.arm != arm or not curve:
+            continue
+        chosen = next(p for p in curve if p["step"] == rec["selected_step"])
+        ties = [p for p in curve if p["dev_score"] == chosen["dev_score"]]
+        rows.append({"benchmark": run.benchmark, "seed": run.seed, "selected update": chosen["step"], "dev score": 100 * chosen["dev_score"],
+                     "dev subsets (selected)": chosen["dev_distinct_subsets"], "tied points": len(ties), "last tied update": ties[-1]["step"],
+                     "dev subsets (last tied)": ties[-1]["dev_distinct_subsets"],
+                     "test subsets (selected)": routing_measures(rec["test"]["scoring"]["choices"])["distinct_subsets"], "routes": routes(run, rec)})
+    return pd.DataFrame(rows).sort_values(["benchmark", "seed"], ignore_index=True) if rows else pd.DataFrame(rows)
 
 
 def search_frame(records: dict, stopped_dir: Path | None = None) -> pd.DataFrame:
