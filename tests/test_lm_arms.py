@@ -107,6 +107,15 @@ def test_two_steps_of_each_arm_through_its_real_code_path(arm):
     assert moved == (arm != "grpo"), "FGPO and SFT move the adapter in two steps; GRPO on dead groups cannot"
     test = rec["test"]
     assert len(test["scoring"]["scores"]) == len(splits["test"]) == len(test["generation"]["scores"])
+    # the last trained point tying the best dev score, scored on test beside the selected one (a diagnostic)
+    trained = [p for p in rec["curve"] if p["step"] > 0]
+    later = [p["step"] for p in trained if p["dev_score"] == max(q["dev_score"] for q in trained) and p["step"] > rec["selected_step"]]
+    tie = rec["test_last_tie"]
+    assert (tie is None) == (not later)
+    if arm == "grpo":  # dead groups leave the adapter where it was: both points tie, and the tied checkpoint is the selected one
+        assert (rec["selected_step"], tie["step"]) == (1, 2) and tie["scoring"]["choices"] == test["scoring"]["choices"]
+    if tie is not None:
+        assert tie["step"] == later[-1] and len(tie["scoring"]["scores"]) == len(splits["test"])
     assert 0 <= test["q_top_mass"] <= 1
     from fgpo_lib.lm_policy.runner import rescore
 
@@ -414,6 +423,7 @@ def test_a_killed_fgpo_run_resumes_to_the_uninterrupted_result(tmp_path, monkeyp
     assert _without_seconds(resumed["curve"]) == _without_seconds(whole["curve"])
     assert resumed["selected_step"] == whole["selected_step"]
     assert resumed["test"]["scoring"]["choices"] == whole["test"]["scoring"]["choices"]
+    assert resumed["test_last_tie"] == whole["test_last_tie"]
     assert resumed["test"]["generation"]["texts"] == whole["test"]["generation"]["texts"]
 
 

@@ -4,6 +4,10 @@ evaluation of the selected one (the run record's ``test``).
 A checkpoint is the adapter's trainable tensors (a few MB), copied when the dev score beats every earlier one (ties:
 the earlier, as the linear protocol chooses). The untrained step 0 is no candidate, so a tie never reports the initial
 policy as a trained one. At the end the best checkpoint is restored and evaluated on test under both decodings.
+
+A diagnostic beside the selection, not part of it: the last trained checkpoint that ties the best dev score is kept
+too, and :meth:`DevSelector.last_tie_test` scores its test choices (candidate scoring), so a record says whether a
+later tie would have routed differently on test; the selection rule itself was fixed before any run.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import numpy as np
 from ..metrics import entropy, zero_variance_prob
 from .data import empirical_entropy, grpo_reward_values, score_choices
 from .evaluate import candidate_distribution, closed_form_dead_generation, dev_measures, generated_choices, sampled_candidate_mass
-from .resume import trainable_state
+from .resume import restore, trainable_state
 
 
 #: what a dev point measures: ``full`` (both decodings and every diagnostic below) or ``scoring`` (candidate scoring
@@ -54,6 +58,7 @@ class DevSelector:
         self.decoding, self.length_norm, self.max_new_tokens, self.group_size = decoding, length_norm, max_new_tokens, group_size
         self.measures, self.temperature = measures, temperature
         self.best, self.best_step, self.best_state = -np.inf, None, None
+        self.last_tie_step, self.last_tie_state = None, None  # the last trained point with the best dev score (module doc)
         self.values = grpo_reward_values(table)
         self.curve: list[dict] = []
         self.started = time.time()
@@ -79,13 +84,32 @@ class DevSelector:
         self.curve.append(point)
         if step > 0 and point["dev_score"] > self.best:
             self.best, self.best_step, self.best_state = point["dev_score"], step, trainable_state(self.model)
+            self.last_tie_step, self.last_tie_state = None, None
+        elif step > 0 and point["dev_score"] == self.best:
+            self.last_tie_step, self.last_tie_state = step, trainable_state(self.model)
+
+    def last_tie_test(self, rows, length_norm: bool = True, temperature: float = 1.0) -> dict | None:
+        """The last checkpoint tying the best dev score, scored on ``rows`` by candidate scoring: ``{"step", "scoring"}``
+        (:func:`~fgpo_lib.lm_policy.data.score_choices`), or None when no later point tied. Leaves the model at the
+        best checkpoint."""
+        if self.last_tie_state is None:
+            return None
+        restore(self.model, self.last_tie_state)
+        rows = np.asarray(rows)
+        q = candidate_distribution(self.model, self.tokenizer, self.table, rows, length_norm, temperature)
+        out = {"step": self.last_tie_step, "scoring": score_choices(self.table, rows, list(q.argmax(1)))}
+        restore(self.model, self.best_state)
+        return out
 
     def state(self) -> dict:
         """What a resumed run needs: the curve and the best checkpoint so far."""
-        return {"curve": self.curve, "best": self.best, "best_step": self.best_step, "best_state": self.best_state, "elapsed": time.time() - self.started}
+        return {"curve": self.curve, "best": self.best, "best_step": self.best_step, "best_state": self.best_state,
+                "last_tie_step": self.last_tie_step, "last_tie_state": self.last_tie_state, "elapsed": time.time() - self.started}
 
     def load_state(self, held: dict) -> None:
         self.curve, self.best, self.best_step, self.best_state = list(held["curve"]), held["best"], held["best_step"], held["best_state"]
+        # a partial state saved before the diagnostic existed has no tie: the diagnostic then starts at the resume
+        self.last_tie_step, self.last_tie_state = held.get("last_tie_step"), held.get("last_tie_state")
         self.started = time.time() - held["elapsed"]  # a point's seconds continue across the sessions of a resumed run
 
 

@@ -200,4 +200,5 @@ def train_grpo(model, tokenizer, table, splits: dict, cfg: LMGRPOConfig, progres
             "format_failures": reward.format_failures, "completions": reward.completions,
             "dead_groups": {"live": reward.dead_rates, "trl_frac_reward_zero_std": [p["frac_reward_zero_std"] for p in steps_log]},
             "group_entropy": reward.group_entropies,
-            "log": logged, "test": evaluate_on_test(model, tokenizer, table, splits["test"], max_new_tokens=cfg.max_completion_length)}
+            "log": logged, "test": evaluate_on_test(model, tokenizer, table, splits["test"], max_new_tokens=cfg.max_completion_length),
+            "test_last_tie": dev.last_tie_test(splits["test"])}

@@ -345,12 +345,20 @@ def routes(run, rec) -> bool:
     return m["distinct_subsets"] >= ROUTES_MIN_DISTINCT and m["top_subset_share"] <= ROUTES_MAX_SHARE and mean_score(s["scores"]) > best_fixed_score(run, rec)
 
 
+def _last_tie_columns(tie: dict | None) -> dict:
+    """The last tied checkpoint's test columns of :func:`dev_ties_frame` (NaN where the record has none)."""
+    if tie is None:
+        return {"test subsets (last tied)": np.nan, "test score (last tied)": np.nan}
+    return {"test subsets (last tied)": routing_measures(tie["scoring"]["choices"])["distinct_subsets"], "test score (last tied)": mean_score(tie["scoring"]["scores"])}
+
+
 def dev_ties_frame(records: dict, arm: str = "fgpo") -> pd.DataFrame:
     """Dev selection and its ties, one row per main run of ``arm`` whose curve records dev routing: the selected
     update (the first trained point with the best dev score, :mod:`~fgpo_lib.lm_policy.dev`), its dev score (points)
     and distinct dev subsets; how many trained points tie that score, the last of them and its distinct dev subsets;
-    and the test's distinct subsets and whether the run routes (:func:`routes`). Dev alone says which checkpoints are
-    tied; only the selected one has test choices."""
+    the test's distinct subsets and whether the run routes (:func:`routes`); and the last tied checkpoint's distinct
+    test subsets and score (points) where the record has them (``test_last_tie``, recorded since the diagnostic
+    existed; NaN before, and where no later point tied)."""
     rows = []
     for name, (run, rec) in records.items():
         curve = [p for p in rec["curve"] if p["step"] > 0 and "dev_distinct_subsets" in p]
@@ -361,7 +369,8 @@ def dev_ties_frame(records: dict, arm: str = "fgpo") -> pd.DataFrame:
         rows.append({"benchmark": run.benchmark, "seed": run.seed, "selected update": chosen["step"], "dev score": 100 * chosen["dev_score"],
                      "dev subsets (selected)": chosen["dev_distinct_subsets"], "tied points": len(ties), "last tied update": ties[-1]["step"],
                      "dev subsets (last tied)": ties[-1]["dev_distinct_subsets"],
-                     "test subsets (selected)": routing_measures(rec["test"]["scoring"]["choices"])["distinct_subsets"], "routes": routes(run, rec)})
+                     "test subsets (selected)": routing_measures(rec["test"]["scoring"]["choices"])["distinct_subsets"], "routes": routes(run, rec),
+                     **_last_tie_columns(rec.get("test_last_tie"))})
     return pd.DataFrame(rows).sort_values(["benchmark", "seed"], ignore_index=True) if rows else pd.DataFrame(rows)
 
 

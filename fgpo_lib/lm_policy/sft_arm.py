@@ -84,4 +84,5 @@ def train_sft(model, tokenizer, table, splits: dict, cfg: LMSFTConfig, progress:
         trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer)
         seconds = train_with_dev(trainer, dev, steps, cfg.eval_every, checkpoint=checkpoint)
     return {"config": asdict(cfg), "curve": dev.curve, "selected_step": dev.best_step, "train_seconds": seconds,
-            "reasoner_calls": int(len(rows) * table.n_subsets), "test": evaluate_on_test(model, tokenizer, table, splits["test"])}
+            "reasoner_calls": int(len(rows) * table.n_subsets), "test": evaluate_on_test(model, tokenizer, table, splits["test"]),
+            "test_last_tie": dev.last_tie_test(splits["test"])}
