@@ -311,6 +311,14 @@ def test_the_chapters_transfer_table_by_hand(tmp_path):
     assert diff["FGPO - GRPO (TRL)"] == pytest.approx(75.0) and (diff["a only"], diff["b only"]) == (3, 0)
     generated, _ = transfer_results(records, "generation", tmp_path)  # a format failure scores the no-tool cell
     assert generated["GeneTuring × Qwen2.5-Coder-0.5B"]["GRPO (TRL)"].scores.tolist() == [[0, 0, 0, 0]]
+    # a second FGPO seed is a second row, in seed order, not a replacement: it picks no tool everywhere (q1 only scores)
+    second = next(r.name for r in LM_RUNS if (r.benchmark, r.arm, r.role, r.seed) == ("geneturing", "fgpo", "main", 1))
+    (tmp_path / f"{second}.json").write_text(json.dumps({"table": {"tools": ["composition", "knn"]}, "reasoner_calls": 64,
+                                                          "test": {"question_ids": ids, "scoring": {"choices": [0, 0, 0, 0]}, "generation": {"choices": [0, 0, 0, 0]}}}))
+    own = transfer_results(load_records(tmp_path), "scoring", tmp_path)[0]["GeneTuring × Qwen2.5-Coder-0.5B"]
+    assert own["FGPO"].scores.tolist() == [[1, 1, 1, 1], [0, 1, 0, 0]] and own["FGPO"].calls.tolist() == [64, 64]
+    diff = paired_comparison({"own": own}, "FGPO", "GRPO (TRL)").iloc[0]
+    assert diff["FGPO - GRPO (TRL)"] == pytest.approx(100 * (5 / 8 - 1 / 4))  # over both seeds and the four questions
 
 
 def test_the_chapters_decoding_pending_and_linear_head_tables_by_hand(tmp_path, monkeypatch):

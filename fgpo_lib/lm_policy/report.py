@@ -71,11 +71,13 @@ def evaluation_tables(benchmark: str, tables_dir: Path | None = None) -> dict[st
     return {r: p for r, p in paths.items() if p.exists()}
 
 
-def _arm(name: str, scores, sizes, subsets, calls: float = 0.0):
+def _arm(name: str, scores, sizes, subsets, calls=0.0):
+    """An :class:`~fgpo_lib.study.protocol.ArmResult` from ``scores, sizes, subsets``: ``(n_questions,)`` (one run) or
+    ``(n_seeds, n_questions)``, and ``calls``: one number or ``(n_seeds,)``."""
     from ..study.protocol import ArmResult
 
-    row = lambda v: np.asarray(v, np.float64)[None, :]  # noqa: E731
-    return ArmResult(name, row(scores), row(scores), row(sizes), np.asarray(subsets, np.int64)[None, :], np.array([float(calls)]))
+    rows = lambda v, dtype=np.float64: np.atleast_2d(np.asarray(v, dtype))  # noqa: E731
+    return ArmResult(name, rows(scores), rows(scores), rows(sizes), rows(subsets, np.int64), np.asarray(calls, np.float64).reshape(-1))
 
 
 def untrained_arms(table: RewardTable, rows: np.ndarray) -> dict:
@@ -92,7 +94,8 @@ def untrained_arms(table: RewardTable, rows: np.ndarray) -> dict:
 
 def transfer_results(records: dict, decoding: str = "scoring", tables_dir: Path | None = None) -> tuple[dict, pd.DataFrame]:
     """``({setting: {arm: ArmResult}}, settings)`` for the ``main`` records under ``decoding`` (module doc); a
-    format failure scores the no-tool cell. ``settings`` has one row per setting: ``setting, benchmark, reasoner,
+    format failure scores the no-tool cell. An arm's result has one row per seed (``scores: (n_seeds,
+    n_questions)``, in seed order), so a paired comparison resamples seeds and questions. ``settings`` has one row per setting: ``setting, benchmark, reasoner,
     questions, training table`` (whether it is the table the policy trained on)."""
     from ..study.runner import setting_title
 
@@ -107,16 +110,17 @@ def transfer_results(records: dict, decoding: str = "scoring", tables_dir: Path 
         for reasoner, path in evaluation_tables(benchmark, tables_dir).items():
             table = RewardTable.load(path)
             title = setting_title(benchmark, reasoner)
-            arms, ids = {}, None
+            seeds, ids = {}, None  # arm label: one (scores, sizes, subsets, calls) per seed, in seed order
             row_of = {q: i for i, q in enumerate(table.question_ids)}
-            for run, rec in runs:
+            for run, rec in sorted(runs, key=lambda r: r[0].seed):
                 scored = rescore(rec, table)[decoding]
                 if ids is not None and scored["question_ids"] != ids:
                     raise ValueError(f"{run.name}: its test questions differ from the other arms' on {path.name}")
                 ids = scored["question_ids"]
                 rows = np.array([row_of[q] for q in ids])
                 chosen = [table.space.index_of([]) if c is None else c for c in _choices(rec, decoding, ids)]
-                arms[ARM_LABELS[run.arm]] = _arm(ARM_LABELS[run.arm], scored["scores"], scored["sizes"], chosen, rec["reasoner_calls"])
+                seeds.setdefault(ARM_LABELS[run.arm], []).append((scored["scores"], scored["sizes"], chosen, rec["reasoner_calls"]))
+            arms = {label: _arm(label, *map(list, zip(*runs_of))) for label, runs_of in seeds.items()}
             results[title] = {**arms, **untrained_arms(table, rows)}
             meta.append({"setting": title, "benchmark": benchmark, "reasoner": reasoner, "questions": len(ids),
                          "training table": path.name == Path(runs[0][0].table).name})
