@@ -109,8 +109,18 @@ def _caused_by_interrupt(exc: BaseException) -> bool:
     return False
 
 
+def _importing(frame) -> bool:
+    """Whether ``frame`` runs inside an import (a frame of :mod:`importlib`'s bootstrap is on its stack)."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 class _CtrlC:
     """Ctrl-C while a command runs: a KeyboardInterrupt, as Python's own handler raises it, and a note that it came.
+    Never inside an import (:func:`_importing`): there it comes again once the import is over.
     A library may turn an interrupt into an error of its own and drop the KeyboardInterrupt from the chain (NumPy
     interrupted while it imports raises ``ImportError: Error importing numpy ...``); the note still says it was a
     Ctrl-C. Installed only where Ctrl-C would raise KeyboardInterrupt anyway (not where it is ignored or a caller set
@@ -121,6 +131,14 @@ class _CtrlC:
 
     def __call__(self, signum, frame):
         self.came = True
+        if _importing(frame):
+            # a KeyboardInterrupt inside an import can leave a C extension half-initialised: NumPy's, interrupted
+            # 80 ms in, printed "ImportError: _multiarray_umath failed to import" and the interpreter then crashed
+            # (SIGSEGV). So the Ctrl-C comes again once the import is over, every 50 ms until it is.
+            again = threading.Timer(0.05, lambda: signal.getsignal(signal.SIGINT) is self and os.kill(os.getpid(), signal.SIGINT))
+            again.daemon = True
+            again.start()
+            return
         raise KeyboardInterrupt
 
     def __enter__(self) -> "_CtrlC":

@@ -356,6 +356,39 @@ def test_an_interrupt_a_library_turns_into_its_own_error_is_still_an_interrupt(m
     assert "interrupted" in capsys.readouterr().err
 
 
+def test_ctrl_c_inside_an_import_comes_once_the_import_is_over(monkeypatch, capsys, tmp_path):
+    """A Ctrl-C while a command imports a module is not raised inside the import (NumPy interrupted there, 80 ms after
+    start, once printed "ImportError: _multiarray_umath failed to import" and crashed the interpreter in CI): the
+    import finishes, and the Ctrl-C ends the command right after it (130)."""
+    import types
+
+    from fgpo_lib import cli
+
+    (tmp_path / "fgpo_test_slow_import.py").write_text(
+        "import os, signal, time\nos.kill(os.getpid(), signal.SIGINT)\nfor _ in range(20):\n    time.sleep(0.01)\nDONE = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "fgpo_test_slow_import", raising=False)
+    mod = types.ModuleType("fgpo_test_importing_command")
+
+    def run(args):
+        import fgpo_test_slow_import  # noqa: F401
+        time.sleep(5)  # the Ctrl-C, delivered again after the import, ends this
+        return 0
+
+    mod.add_arguments, mod.run = (lambda parser: None), run
+    monkeypatch.setitem(sys.modules, mod.__name__, mod)
+    monkeypatch.setitem(cli.COMMANDS, "importing", cli.Command(mod.__name__, "a command that imports a module as Ctrl-C comes"))
+    held = signal.signal(signal.SIGINT, signal.default_int_handler)  # a terminal's Python (an xdist worker ignores SIGINT)
+    try:
+        started = time.monotonic()
+        assert cli.main(["importing"]) == 130
+        assert time.monotonic() - started < 4, "the Ctrl-C was not delivered again after the import"
+    finally:
+        signal.signal(signal.SIGINT, held)
+    assert sys.modules["fgpo_test_slow_import"].DONE  # the import ran to its end
+    assert "interrupted" in capsys.readouterr().err
+
+
 def test_ctrl_c_while_the_command_line_imports_is_one_line_and_a_library_import_keeps_pythons_handler():
     """Under the ``fgpo`` command (``sys.argv[0]``), a Ctrl-C between ``import fgpo_lib`` and the command's own
     handling ends with one line and exit 130; ``import fgpo_lib`` anywhere else leaves Python's KeyboardInterrupt."""
