@@ -118,6 +118,11 @@ def _importing(frame) -> bool:
     return False
 
 
+def _quiet_after_ctrl_c(unraisable) -> None:
+    """``sys.unraisablehook`` once a Ctrl-C has come: errors of objects the interrupt left half built, as they are
+    collected or at exit, print nothing (the command has said it was interrupted)."""
+
+
 class _CtrlC:
     """Ctrl-C while a command runs: a KeyboardInterrupt, as Python's own handler raises it, and a note that it came.
     Never inside an import (:func:`_importing`): there it comes again once the import is over.
@@ -139,6 +144,9 @@ class _CtrlC:
             again.daemon = True
             again.start()
             return
+        # what the KeyboardInterrupt leaves half built (a tqdm bar interrupted in its __init__) fails again when it is
+        # collected or at exit, and Python prints that as "Exception ignored ... Traceback": after a Ctrl-C, noise
+        sys.unraisablehook = _quiet_after_ctrl_c
         raise KeyboardInterrupt
 
     def __enter__(self) -> "_CtrlC":
