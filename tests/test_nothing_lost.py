@@ -323,15 +323,32 @@ def test_the_installed_command_keeps_ctrl_c_ignored_when_started_so(table):
     assert running and "interrupted" not in err, (proc.returncode, err)
 
 
-def test_an_interrupt_a_library_turns_into_its_own_error_is_still_an_interrupt(monkeypatch, capsys):
-    """NumPy interrupted while it imports can raise ``ImportError: Error importing numpy ...`` with no
-    KeyboardInterrupt in its chain (seen in CI, Ctrl-C 50 ms after start). The command line still reports the Ctrl-C (130), not an internal error (3),
-    and puts Python's handler back when it returns."""
+def _main_with_command(monkeypatch, name: str, run) -> tuple[int, float]:
+    """``cli.main([name])`` with ``run`` registered as the command ``name``, under Python's own Ctrl-C handler (a
+    terminal's Python; an xdist worker ignores SIGINT): its exit status and seconds. Asserts the handler is put back."""
     import types
 
     from fgpo_lib import cli
 
-    mod = types.ModuleType("fgpo_test_numpy_like_command")
+    mod = types.ModuleType(f"fgpo_test_{name.replace('-', '_')}_command")
+    mod.add_arguments, mod.run = (lambda parser: None), run
+    monkeypatch.setitem(sys.modules, mod.__name__, mod)
+    monkeypatch.setitem(cli.COMMANDS, name, cli.Command(mod.__name__, f"the test command {name}"))
+    held = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        started = time.monotonic()
+        status = cli.main([name])
+        seconds = time.monotonic() - started
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, held)
+    return status, seconds
+
+
+def test_an_interrupt_a_library_turns_into_its_own_error_is_still_an_interrupt(monkeypatch, capsys):
+    """NumPy interrupted while it imports can raise ``ImportError: Error importing numpy ...`` with no
+    KeyboardInterrupt in its chain (seen in CI, Ctrl-C 50 ms after start). The command line still reports the Ctrl-C (130), not an internal error (3),
+    and puts Python's handler back when it returns."""
 
     def run(args):
         caught = False
@@ -344,15 +361,7 @@ def test_an_interrupt_a_library_turns_into_its_own_error_is_still_an_interrupt(m
             raise ImportError("Error importing numpy: you should not try to import numpy from its source directory")
         return 0
 
-    mod.add_arguments, mod.run = (lambda parser: None), run
-    monkeypatch.setitem(sys.modules, mod.__name__, mod)
-    monkeypatch.setitem(cli.COMMANDS, "numpy-like", cli.Command(mod.__name__, "a command whose library swallows Ctrl-C"))
-    held = signal.signal(signal.SIGINT, signal.default_int_handler)  # a terminal's Python (an xdist worker ignores SIGINT)
-    try:
-        assert cli.main(["numpy-like"]) == 130
-        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    finally:
-        signal.signal(signal.SIGINT, held)
+    assert _main_with_command(monkeypatch, "numpy-like", run)[0] == 130
     assert "interrupted" in capsys.readouterr().err
 
 
@@ -360,31 +369,19 @@ def test_ctrl_c_inside_an_import_comes_once_the_import_is_over(monkeypatch, caps
     """A Ctrl-C while a command imports a module is not raised inside the import (NumPy interrupted there, 80 ms after
     start, once printed "ImportError: _multiarray_umath failed to import" and crashed the interpreter in CI): the
     import finishes, and the Ctrl-C ends the command right after it (130)."""
-    import types
-
-    from fgpo_lib import cli
-
     (tmp_path / "fgpo_test_slow_import.py").write_text(
         "import os, signal, time\nos.kill(os.getpid(), signal.SIGINT)\nfor _ in range(20):\n    time.sleep(0.01)\nDONE = True\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "fgpo_test_slow_import", raising=False)
-    mod = types.ModuleType("fgpo_test_importing_command")
 
     def run(args):
         import fgpo_test_slow_import  # noqa: F401
         time.sleep(5)  # the Ctrl-C, delivered again after the import, ends this
         return 0
 
-    mod.add_arguments, mod.run = (lambda parser: None), run
-    monkeypatch.setitem(sys.modules, mod.__name__, mod)
-    monkeypatch.setitem(cli.COMMANDS, "importing", cli.Command(mod.__name__, "a command that imports a module as Ctrl-C comes"))
-    held = signal.signal(signal.SIGINT, signal.default_int_handler)  # a terminal's Python (an xdist worker ignores SIGINT)
-    try:
-        started = time.monotonic()
-        assert cli.main(["importing"]) == 130
-        assert time.monotonic() - started < 4, "the Ctrl-C was not delivered again after the import"
-    finally:
-        signal.signal(signal.SIGINT, held)
+    status, seconds = _main_with_command(monkeypatch, "importing", run)
+    assert status == 130
+    assert seconds < 4, "the Ctrl-C was not delivered again after the import"
     assert sys.modules["fgpo_test_slow_import"].DONE  # the import ran to its end
     assert "interrupted" in capsys.readouterr().err
 

@@ -278,7 +278,6 @@ def routing_frame(records: dict) -> pd.DataFrame:
     """Every run's test choices (candidate scoring) on its training table: ``run, benchmark, arm, role, seed``, the
     score (points), the distinct subsets it picks and the share of questions on its most-picked one, tools per
     question, and whether it routes by the chapter's rule (:func:`routes`)."""
-
     rows = []
     for name, (run, rec) in records.items():
         s = rec["test"]["scoring"]
@@ -343,7 +342,6 @@ def routes(run, rec) -> bool:
     """The chapter's rule (:data:`ROUTES_MIN_DISTINCT`, :data:`ROUTES_MAX_SHARE`): on its training table's test
     questions, the run picks at least 3 distinct subsets, none on more than 90% of them, and scores above the best
     fixed subset chosen on its own training and dev questions."""
-
     s = rec["test"]["scoring"]
     m = routing_measures(s["choices"])
     return m["distinct_subsets"] >= ROUTES_MIN_DISTINCT and m["top_subset_share"] <= ROUTES_MAX_SHARE and mean_score(s["scores"]) > best_fixed_score(run, rec)
