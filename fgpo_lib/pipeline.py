@@ -66,6 +66,17 @@ def plan() -> dict[str, list[tuple[str, list[str]]]]:
     return steps
 
 
+def still_registered(cmd: list[str], folder: Path | None = None) -> bool:
+    """Whether the ``lm-train`` command ``cmd`` (its ``--out`` record) is still a run of the registry as the records
+    in ``folder`` (default: the committed folder) make it now: a GRPO seed-0 record written earlier in the same
+    pipeline chooses GRPO's rate, and its later seed at the other rate leaves the registry
+    (:func:`~fgpo_lib.lm_policy.design.chosen_grpo_rate`)."""
+    from .lm_policy.design import RECORDS_DIR, lm_runs
+
+    out = Path(cmd[cmd.index("--out") + 1]).name
+    return any(f"{run.name}.json" == out for run in lm_runs(folder if folder is not None else RECORDS_DIR))
+
+
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--dry-run", action="store_true", help="print each stage and what it would recompute; compute nothing")
     ap.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated stages to run, in the pipeline's order (default all: {','.join(STAGES)})")
@@ -81,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"stage {stage}: {'nothing to do' if not steps[stage] else f'{len(steps[stage])} command(s)'}", flush=True)
         for what, cmd in steps[stage]:
             print(f"  {what}\n    fgpo {' '.join(cmd)}", flush=True)
-            if not args.dry_run:
+            if stage == "lm_policy" and not still_registered(cmd):
+                print("    skipped: no longer a registered run (GRPO's later seed at the rate its seed 0 did not choose on dev)", flush=True)
+            elif not args.dry_run:
                 subprocess.run([sys.executable, "-m", "fgpo_lib.cli", *cmd], check=True, cwd=ROOT)
     return 0

@@ -275,6 +275,51 @@ def test_the_pipeline_trains_every_registered_run_without_a_record(tmp_path, mon
     assert [r.name for r in runs.pending_runs()] == [r.name for r in runs.LM_RUNS[1:]]
 
 
+def _grpo_seed0_record(folder, benchmark: str, lr: float, *dev: float) -> None:
+    """A GRPO seed-0 record of ``benchmark`` at ``lr`` in ``folder`` whose curve has dev scores 0.9 at step 0 (not
+    counted: training had not begun) then ``dev``."""
+    import json
+
+    from fgpo_lib.lm_policy import design
+
+    run = design._grpo_run(benchmark, lr, 0)
+    curve = [{"step": 0, "dev_score": 0.9}, *({"step": 20 * (i + 1), "dev_score": d} for i, d in enumerate(dev))]
+    (folder / f"{run.name}.json").write_text(json.dumps({"config": {"lr": lr}, "curve": curve}))
+
+
+def test_grpo_seed_0_chooses_the_rate_its_later_seeds_run_at(tmp_path, monkeypatch, capsys):
+    """GeneSeq's GRPO at 3e-4 (best dev 0.4 after step 0) and at 1e-4 (best 0.5): 1e-4 is chosen, GRPO's seed 1 on
+    GeneSeq is registered at 1e-4 alone (at both rates while a seed-0 record is missing, and on the other benchmarks),
+    the pipeline skips the seed-1 run at 3e-4 it had planned, and the undecided pair costs one run. A tie goes to
+    the first design's rate."""
+    from fgpo_lib.cli import main
+    from fgpo_lib.lm_policy import design
+    from fgpo_lib.pipeline import still_registered
+
+    assert design.better_grpo_rate({3e-4: 0.4, 1e-4: 0.5}) == 1e-4
+    assert design.better_grpo_rate({1e-4: 0.5, 3e-4: 0.5}) == 3e-4
+
+    def seed1(folder):
+        return {r.settings.get("lr", design.LR) for r in design.lm_runs(folder) if (r.benchmark, r.arm, r.role, r.seed) == ("geneseq", "grpo", "main", 1)}
+
+    _grpo_seed0_record(tmp_path, "geneseq", 3e-4, 0.1, 0.4)
+    assert design.chosen_grpo_rate("geneseq", tmp_path) is None and seed1(tmp_path) == {3e-4, 1e-4}
+    _grpo_seed0_record(tmp_path, "geneseq", 1e-4, 0.5, 0.2)
+    assert design.chosen_grpo_rate("geneseq", tmp_path) == 1e-4 and design.chosen_grpo_rate("geneturing", tmp_path) is None
+    assert seed1(tmp_path) == {1e-4}
+    loser, winner = design._grpo_run("geneseq", 3e-4, 1), design._grpo_run("geneseq", 1e-4, 1)
+    assert not still_registered(loser.command(), tmp_path) and still_registered(winner.command(), tmp_path)
+    assert design.cost_cpu_hours([loser, winner]) == design.CPU_HOURS["grpo"]
+    assert design.cost_cpu_hours([design._grpo_run("geneseq", 3e-4, 0), design._grpo_run("geneseq", 1e-4, 0)]) == 2 * design.CPU_HOURS["grpo"]
+
+    monkeypatch.setattr(design, "RECORDS_DIR", tmp_path)
+    monkeypatch.setattr(design, "LM_RUNS", design.lm_runs(tmp_path / "none"))  # the plan made before seed 0 chose
+    assert main(["pipeline", "--dry-run", "--stages", "lm_policy"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    skipped = [lines[i - 1] for i, line in enumerate(lines) if "skipped" in line]
+    assert skipped == [f"    fgpo {' '.join(loser.command())}"]
+
+
 def test_the_chapters_transfer_table_by_hand(tmp_path):
     """Two hand-made records (FGPO and GRPO) scored on two reasoners' tables, one holding only some of the test
     questions: every score, the untrained rows and the paired difference are what a hand computation gives."""

@@ -10,8 +10,9 @@ a CPU budget):
 * **GeneTuring, GeneSeq and GeneRegion**; GeneHop's 100 questions leave 56 to train on, too few for a language
   model, so it is left out.
 * **The main table** (role ``main``): FGPO with :data:`RECIPE`, the routing search's point with the best dev score;
-  SFT with the first design's settings; GRPO at two rates (:data:`GRPO_LRS`), the better on dev its main row; seeds
-  :data:`SEEDS`. :data:`CPU_HOURS` gives a run's measured cost, :func:`cost_cpu_hours` the registry's.
+  SFT with the first design's settings; GRPO at two rates (:data:`GRPO_LRS`) on seed 0, the better on seed 0's dev
+  its main row and the only rate of its later seeds (:func:`chosen_grpo_rate`); seeds :data:`SEEDS`.
+  :data:`CPU_HOURS` gives a run's measured cost, :func:`cost_cpu_hours` the registry's.
 * **The first design** (role ``first-design``, ``lr-grid``): FGPO's runs before the search, at the rate of a grid on
   GeneTuring (:data:`~fgpo_lib.lm_policy.fgpo_arm.LM_LR_GRID`); each picked one subset for every question.
 * **Train on** :data:`MAX_TRAIN` task-stratified training questions; GRPO at 1x FGPO's cells, not the paper's 2.4x
@@ -25,6 +26,7 @@ a CPU budget):
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,9 +160,12 @@ SEARCH_POINTS: tuple[dict, ...] = (
 #: FGPO's recipe for the main table, chosen on **dev** among the finished search points: beta 0.3 had the best dev
 #: score (52.4 against beta 1.0's 50.0, SFT's 47.6 and FGPO-from-SFT's 50.0) with 8 distinct dev argmax subsets
 RECIPE = SEARCH_POINTS[1]
-#: seeds of the main table per benchmark (the issue's floor: 3 for FGPO and SFT, 2 for GRPO at each rate)
+#: seeds of the main table per benchmark (the issue's floor: 3 for FGPO and SFT, 2 for GRPO)
 SEEDS = {"fgpo": (0, 1, 2), "sft": (0, 1, 2), "grpo": (0, 1)}
-#: GRPO's learning rates in the main table: the better on dev is its main row
+#: GRPO's learning rates in the main table. Seed 0 runs at each; the one with the better best dev score is GRPO's
+#: main row, and GRPO's later seeds run at that rate alone (the rate is tuned on one seed, then replicated: at 4.4
+#: CPU-hours a GRPO run, a second seed at the losing rate would cost 13 CPU-hours over three benchmarks for rows the
+#: table does not show)
 GRPO_LRS = (LR, GRPO_LR_POINT)
 #: measured CPU-hours of one run (warm start and training, wall seconds x threads; records/lm_policy/*.json through
 #: report.cost_frame, on this 2-core machine shared with other runs, so upper bounds): the search's FGPO points took
@@ -173,34 +178,72 @@ def _arm_run(benchmark: str, arm: str, settings: dict | None = None, role: str =
     return LMRun(benchmark, arm, {**ARM_SETTINGS.get(arm, {}), **(settings or {})}, format_warmup=ARM_WARMUP.get(arm, FormatWarmup.epochs), role=role, seed=seed)
 
 
-def _main_runs(benchmark: str) -> tuple[LMRun, ...]:
-    """The main table's runs on ``benchmark``: FGPO with :data:`RECIPE`, SFT with its first-design settings, GRPO at
-    each rate of :data:`GRPO_LRS`, each at :data:`SEEDS`."""
+def _grpo_run(benchmark: str, lr: float, seed: int) -> LMRun:
+    """GRPO's main run on ``benchmark`` at rate ``lr`` (:data:`GRPO_LRS`) and ``seed``."""
+    return _arm_run(benchmark, "grpo", {} if lr == LR else {"lr": lr}, seed=seed)
+
+
+def best_dev_score(record: dict) -> float:
+    """A run's best dev score after training began (its curve's points past step 0, on its selection decoding)."""
+    return max((p["dev_score"] for p in record["curve"] if p["step"] > 0), default=float("-inf"))
+
+
+def better_grpo_rate(best_dev: dict[float, float]) -> float:
+    """Of ``{rate: seed 0's best dev score}``, the rate with the higher score; a tie goes to the rate earlier in
+    :data:`GRPO_LRS` (the first design's rate first)."""
+    order = {lr: i for i, lr in enumerate(GRPO_LRS)}
+    return max(best_dev, key=lambda lr: (best_dev[lr], -order.get(lr, len(order))))
+
+
+def chosen_grpo_rate(benchmark: str, folder: Path = RECORDS_DIR) -> float | None:
+    """The rate of GRPO's main row on ``benchmark`` (:func:`better_grpo_rate` of its seed-0 runs' records in
+    ``folder``), or None while a seed-0 run at one of :data:`GRPO_LRS` has no record."""
+    paths = {lr: Path(folder) / f"{_grpo_run(benchmark, lr, 0).name}.json" for lr in GRPO_LRS}
+    if not all(path.exists() for path in paths.values()):
+        return None
+    return better_grpo_rate({lr: best_dev_score(json.loads(path.read_text())) for lr, path in paths.items()})
+
+
+def _main_runs(benchmark: str, folder: Path) -> tuple[LMRun, ...]:
+    """The main table's runs on ``benchmark``: FGPO with :data:`RECIPE`, SFT with its first-design settings, each at
+    :data:`SEEDS`; GRPO's seed 0 at each rate of :data:`GRPO_LRS` and its later seeds at :func:`chosen_grpo_rate`
+    (at every rate while seed 0 has not chosen: the pipeline skips the loser's once it has)."""
     fgpo = tuple(LMRun(benchmark, "fgpo", RECIPE, seed=s, in_search=(benchmark, s) == (SEARCH_BENCHMARK, 0)) for s in SEEDS["fgpo"])
     sft = tuple(_arm_run(benchmark, "sft", seed=s) for s in SEEDS["sft"])
-    grpo = tuple(_arm_run(benchmark, "grpo", {} if lr == LR else {"lr": lr}, seed=s) for lr in GRPO_LRS for s in SEEDS["grpo"])
+    chosen = chosen_grpo_rate(benchmark, folder)
+    grpo = tuple(_grpo_run(benchmark, lr, s) for s in SEEDS["grpo"] for lr in (GRPO_LRS if s == SEEDS["grpo"][0] or chosen is None else (chosen,)))
     return fgpo + sft + grpo
 
 
-#: in the order the pipeline trains them: the routing search, the recipe's runs on every benchmark (seed 0 first),
-#: then the first design's runs (FGPO's main runs before the search, its rate grid and ablations)
-LM_RUNS: tuple[LMRun, ...] = (
-    *(LMRun(SEARCH_BENCHMARK, "fgpo", point, role="search") for point in SEARCH_POINTS if point != RECIPE),
-    SEARCH_SFT,
-    LMRun(SEARCH_BENCHMARK, "fgpo", {**SEARCH_BASE, "epochs": 2.0}, role="search", init_from=SEARCH_SFT),
-    *sorted((r for b in LM_BENCHMARKS for r in _main_runs(b)), key=lambda r: (r.seed, r.arm != "fgpo")),
-    *(LMRun(b, "fgpo", role="first-design") for b in LM_BENCHMARKS),
-    *(LMRun("geneturing", "fgpo", {"lr": lr}, role="lr-grid") for lr in LM_LR_GRID if lr != LR),
-    LMRun("geneturing", "fgpo", FORMAT_ANCHOR_SETTINGS, role="format-anchor"),
-    LMRun("geneturing", "fgpo", {"length_norm": False}, role="length-norm"),
-    LMRun("geneturing", "fgpo", POLICY_SIZE_SETTINGS, backbone="qwen2.5-coder-0.5b", role="policy-size"),
-)
+def lm_runs(folder: Path = RECORDS_DIR) -> tuple[LMRun, ...]:
+    """Every run, in the order the pipeline trains them: the routing search, the recipe's runs on every benchmark
+    (seed 0 first), then the first design's runs (FGPO's main runs before the search, its rate grid and ablations).
+    GRPO's later seeds depend on its seed-0 records in ``folder`` (:func:`chosen_grpo_rate`)."""
+    return (
+        *(LMRun(SEARCH_BENCHMARK, "fgpo", point, role="search") for point in SEARCH_POINTS if point != RECIPE),
+        SEARCH_SFT,
+        LMRun(SEARCH_BENCHMARK, "fgpo", {**SEARCH_BASE, "epochs": 2.0}, role="search", init_from=SEARCH_SFT),
+        *sorted((r for b in LM_BENCHMARKS for r in _main_runs(b, folder)), key=lambda r: (r.seed, r.arm != "fgpo")),
+        *(LMRun(b, "fgpo", role="first-design") for b in LM_BENCHMARKS),
+        *(LMRun("geneturing", "fgpo", {"lr": lr}, role="lr-grid") for lr in LM_LR_GRID if lr != LR),
+        LMRun("geneturing", "fgpo", FORMAT_ANCHOR_SETTINGS, role="format-anchor"),
+        LMRun("geneturing", "fgpo", {"length_norm": False}, role="length-norm"),
+        LMRun("geneturing", "fgpo", POLICY_SIZE_SETTINGS, backbone="qwen2.5-coder-0.5b", role="policy-size"),
+    )
+
+
+#: the registry as the committed records make it (:func:`lm_runs` of :data:`RECORDS_DIR`)
+LM_RUNS: tuple[LMRun, ...] = lm_runs()
 
 
 def cost_cpu_hours(runs: "tuple[LMRun, ...] | list[LMRun]") -> float:
     """CPU-hours to train ``runs`` at :data:`CPU_HOURS` (the policy-size point's Qwen backbone costs about three
-    SmolLM2 runs a question, for a quarter of the epochs: counted as one)."""
-    return float(sum(CPU_HOURS[r.arm] for r in runs))
+    SmolLM2 runs a question, for a quarter of the epochs: counted as one). GRPO's later seed on a benchmark counts
+    once however many rates it is listed at: while seed 0 has not chosen the rate, it is listed at each, and one of
+    them will run."""
+    later = lambda r: r.arm == "grpo" and r.role == "main" and r.seed != SEEDS["grpo"][0]  # noqa: E731
+    once = {(r.benchmark, r.seed): r for r in runs if later(r)}
+    return float(sum(CPU_HOURS[r.arm] for r in [*(r for r in runs if not later(r)), *once.values()]))
 
 
 def pending_runs() -> list[LMRun]:

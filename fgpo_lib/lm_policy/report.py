@@ -29,7 +29,7 @@ from ..weights import tqdm_warning_silenced
 from .data import grpo_reward_values, routing_measures
 from .grpo_arm import LMGRPOConfig
 from .runner import DECODINGS, LM_ARMS, mean_score, rescore
-from .design import LM_RUNS, RECORDS_DIR, ROOT
+from .design import LM_RUNS, RECORDS_DIR, ROOT, best_dev_score, better_grpo_rate
 
 #: the chapter's label of each arm of the policy (the arm registry's)
 ARM_LABELS = {name: arm.label for name, arm in LM_ARMS.items()}
@@ -49,18 +49,16 @@ def load_records(folder: Path | None = None, role: str | None = None) -> dict:
 
 def main_records(records: dict) -> dict:
     """The main table's records (role ``main``), GRPO at one rate per benchmark: of :data:`~fgpo_lib.lm_policy.design.GRPO_LRS`,
-    the rate whose recorded seeds have the better mean best dev score (its own selection decoding), the issue's
-    fairness rule; FGPO and SFT have one rate each."""
+    the rate whose seed-0 run has the better best dev score (its own selection decoding;
+    :func:`~fgpo_lib.lm_policy.design.better_grpo_rate`), the issue's fairness rule and the rate GRPO's later seeds
+    run at; FGPO and SFT have one rate each. A benchmark whose GRPO runs lack seed 0 keeps none of them."""
     main = {k: v for k, v in records.items() if v[0].role == "main"}
-    dev: dict = {}
-    for name, (run, rec) in main.items():
-        if run.arm == "grpo":
-            best = max((p["dev_score"] for p in rec["curve"] if p["step"] > 0), default=float("-inf"))
-            dev.setdefault((run.benchmark, rec["config"]["lr"]), []).append(best)
-    chosen = {}
-    for (benchmark, lr), scores in sorted(dev.items(), key=lambda kv: -float(np.mean(kv[1]))):
-        chosen.setdefault(benchmark, lr)
-    return {k: (run, rec) for k, (run, rec) in main.items() if run.arm != "grpo" or rec["config"]["lr"] == chosen[run.benchmark]}
+    seed0: dict = {}
+    for run, rec in main.values():
+        if run.arm == "grpo" and run.seed == 0:
+            seed0.setdefault(run.benchmark, {})[rec["config"]["lr"]] = best_dev_score(rec)
+    chosen = {benchmark: better_grpo_rate(dev) for benchmark, dev in seed0.items()}
+    return {k: (run, rec) for k, (run, rec) in main.items() if run.arm != "grpo" or rec["config"]["lr"] == chosen.get(run.benchmark)}
 
 
 def evaluation_tables(benchmark: str, tables_dir: Path | None = None) -> dict[str, Path]:
