@@ -217,12 +217,13 @@ def test_seed_aggregates_by_hand():
 
 def test_the_routing_rule_on_a_committed_table():
     """A record whose test choices are each question's best subset routes (several subsets, none on 90%, above the
-    best fixed subset); one that picks that fixed subset everywhere does not."""
+    best fixed subset); one that picks that fixed subset everywhere does not. The summary counts the arm's main runs
+    alone: of FGPO's two main seeds one routes (the first design's run is not counted)."""
     import numpy as np
 
     from fgpo_lib.lm_policy.data import lm_splits
     from fgpo_lib.lm_policy.design import MAX_TRAIN, ROOT, LMRun
-    from fgpo_lib.lm_policy.report import best_fixed_score, routes
+    from fgpo_lib.lm_policy.report import best_fixed_score, routes, routes_summary
     from fgpo_lib.table import RewardTable
 
     run = LMRun("geneseq", "fgpo")
@@ -238,6 +239,10 @@ def test_the_routing_rule_on_a_committed_table():
     oracle = table.rewards[te].argmax(1)
     assert best_fixed_score(run, record(oracle)) == pytest.approx(100 * table.rewards[te, best].mean())
     assert routes(run, record(oracle)) and not routes(run, record(np.full(len(te), best)))
+    seeds = {"a": (LMRun("geneseq", "fgpo", seed=0), record(oracle)), "b": (LMRun("geneseq", "fgpo", seed=1), record(np.full(len(te), best))),
+             "c": (LMRun("geneseq", "fgpo", role="first-design"), record(oracle)), "d": (LMRun("geneseq", "sft"), record(oracle))}
+    assert routes_summary(seeds) == "1 of 2 seeds on geneseq" and routes_summary(seeds, "sft") == "1 of 1 seeds on geneseq"
+    assert routes_summary({}) == ""
 
 
 def test_dev_ties_by_hand():

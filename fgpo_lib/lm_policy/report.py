@@ -345,6 +345,16 @@ def routes(run, rec) -> bool:
     return m["distinct_subsets"] >= ROUTES_MIN_DISTINCT and m["top_subset_share"] <= ROUTES_MAX_SHARE and mean_score(s["scores"]) > best_fixed_score(run, rec)
 
 
+def routes_summary(records: dict, arm: str = "fgpo") -> str:
+    """Per benchmark, how many of ``arm``'s main runs route (:func:`routes`): ``"3 of 3 seeds on geneseq; 1 of 3 seeds
+    on geneturing"`` (benchmarks in name order), or ``""`` when no main run of ``arm`` has a record."""
+    by: dict[str, list[bool]] = {}
+    for run, rec in records.values():
+        if run.role == "main" and run.arm == arm:
+            by.setdefault(run.benchmark, []).append(routes(run, rec))
+    return "; ".join(f"{sum(v)} of {len(v)} seeds on {b}" for b, v in sorted(by.items()))
+
+
 def _last_tie_columns(tie: dict | None) -> dict:
     """The last tied checkpoint's test columns of :func:`dev_ties_frame` (NaN where the record has none)."""
     if tie is None:
