@@ -133,6 +133,7 @@ def test_cpu_hours_weigh_each_run_by_its_threads_by_hand():
             "new": (LMRun("geneseq", "sft"), record(900.0, 2700.0, {"torch_threads": 2}))}
     cost = cost_frame(runs)
     assert list(cost["threads"]) == [1, 2]
+    assert list(cost["CPU-hours"]) == pytest.approx([2.0, 2.0])
     assert cpu_hours(cost) == pytest.approx(4.0)
 
 

@@ -181,7 +181,8 @@ def cost_frame(records: dict) -> pd.DataFrame:
     """What each run cost: reasoner calls (table cells read, or GRPO's lookups), the warm start's passes and the
     chance it reached that a completion sampled at temperature 1 writes a candidate (absent from records made before
     it was measured), seconds of the warm start and of training, torch's thread count (records made before it was
-    recorded ran on one), the dev-selected step and the learning rate."""
+    recorded ran on one), the dev-selected step, the learning rate, and the run's CPU-hours (warm start and training
+    seconds times threads)."""
     rows = []
     for name, (run, rec) in records.items():
         warm = rec.get("format_warmup") or {}
@@ -189,13 +190,16 @@ def cost_frame(records: dict) -> pd.DataFrame:
                      "lr": rec["config"]["lr"], "reasoner calls": rec["reasoner_calls"], "warm-start passes": (warm.get("config") or {}).get("epochs", np.nan),
                      "warm start's sampled format (%)": 100 * warm.get("sampled_candidate_mass", np.nan), "warm-start s": warm.get("seconds", 0.0),
                      "training s": rec["train_seconds"], "threads": rec["backbone"].get("torch_threads", 1), "selected step": rec["selected_step"], "train questions": len(rec["splits"]["train"])})
-    return pd.DataFrame(rows)
+    cost = pd.DataFrame(rows)
+    if len(cost):
+        cost["CPU-hours"] = (cost["warm-start s"] + cost["training s"]) * cost["threads"] / 3600
+    return cost
 
 
 def cpu_hours(cost: pd.DataFrame) -> float:
     """CPU-hours of warm start and training in a :func:`cost_frame`: each run's seconds times its threads. Wall
     seconds times threads, so an upper bound where the run shared its cores."""
-    return float(((cost["warm-start s"] + cost["training s"]) * cost["threads"]).sum() / 3600)
+    return float(cost["CPU-hours"].sum()) if len(cost) else 0.0
 
 
 def calls_curve_frame(records: dict) -> pd.DataFrame:
