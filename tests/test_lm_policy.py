@@ -273,8 +273,12 @@ def test_dev_ties_by_hand():
     assert (row["selected update"], row["dev score"], row["dev subsets (selected)"]) == (20, 50.0, 2)
     assert (row["tied points"], row["last tied update"], row["dev subsets (last tied)"]) == (3, 50, 7)
     assert row["test subsets (selected)"] == len(set(oracle.tolist())) and bool(row["routes"])
-    assert np.isnan(row["test subsets (last tied)"]) and np.isnan(row["test score (last tied)"])  # not recorded
+    assert row["test score (selected)"] == pytest.approx(100 * table.rewards[te].max(1).mean())
+    assert np.isnan(row["test subsets (last tied)"]) and np.isnan(row["test score (last tied)"]) and np.isnan(row["routes (last tied)"])  # not recorded
     best = int(table.rewards[te].mean(0).argmax())  # the last tied checkpoint picks one subset everywhere
     rec["test_last_tie"] = {"step": 50, "scoring": {"choices": [best] * len(te), "scores": table.rewards[te, best].tolist()}}
     row = dev_ties_frame(records).iloc[0]
     assert row["test subsets (last tied)"] == 1 and row["test score (last tied)"] == pytest.approx(100 * table.rewards[te, best].mean())
+    assert not row["routes (last tied)"] and row["routes"]  # one subset does not route; the selected oracle choices do
+    rec["test_last_tie"]["scoring"] = rec["test"]["scoring"]
+    assert dev_ties_frame(records).iloc[0]["routes (last tied)"]

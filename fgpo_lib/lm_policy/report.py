@@ -340,11 +340,12 @@ def best_fixed_score(run, rec) -> float:
     return 100 * float(table.rewards[te, best].mean())
 
 
-def routes(run, rec) -> bool:
+def routes(run, rec, scoring: dict | None = None) -> bool:
     """The chapter's rule (:data:`ROUTES_MIN_DISTINCT`, :data:`ROUTES_MAX_SHARE`): on its training table's test
     questions, the run picks at least 3 distinct subsets, none on more than 90% of them, and scores above the best
-    fixed subset chosen on its own training and dev questions."""
-    s = rec["test"]["scoring"]
+    fixed subset chosen on its own training and dev questions. ``scoring``: another checkpoint's test choices and
+    scores of the same run (default: the selected checkpoint's, ``rec["test"]["scoring"]``)."""
+    s = scoring if scoring is not None else rec["test"]["scoring"]
     m = routing_measures(s["choices"])
     return m["distinct_subsets"] >= ROUTES_MIN_DISTINCT and m["top_subset_share"] <= ROUTES_MAX_SHARE and mean_score(s["scores"]) > best_fixed_score(run, rec)
 
@@ -359,20 +360,22 @@ def routes_summary(records: dict, arm: str = "fgpo") -> str:
     return "; ".join(f"{sum(v)} of {len(v)} seeds on {b}" for b, v in sorted(by.items()))
 
 
-def _last_tie_columns(tie: dict | None) -> dict:
+def _last_tie_columns(run, rec) -> dict:
     """The last tied checkpoint's test columns of :func:`dev_ties_frame` (NaN where the record has none)."""
+    tie = rec.get("test_last_tie")
     if tie is None:
-        return {"test subsets (last tied)": np.nan, "test score (last tied)": np.nan}
-    return {"test subsets (last tied)": routing_measures(tie["scoring"]["choices"])["distinct_subsets"], "test score (last tied)": mean_score(tie["scoring"]["scores"])}
+        return {"test subsets (last tied)": np.nan, "test score (last tied)": np.nan, "routes (last tied)": np.nan}
+    return {"test subsets (last tied)": routing_measures(tie["scoring"]["choices"])["distinct_subsets"], "test score (last tied)": mean_score(tie["scoring"]["scores"]),
+            "routes (last tied)": routes(run, rec, tie["scoring"])}
 
 
 def dev_ties_frame(records: dict, arm: str = "fgpo") -> pd.DataFrame:
     """Dev selection and its ties, one row per main run of ``arm`` whose curve records dev routing: the selected
     update (the first trained point with the best dev score, :mod:`~fgpo_lib.lm_policy.dev`), its dev score (points)
     and distinct dev subsets; how many trained points tie that score, the last of them and its distinct dev subsets;
-    the test's distinct subsets and whether the run routes (:func:`routes`); and the last tied checkpoint's distinct
-    test subsets and score (points) where the record has them (``test_last_tie``, recorded since the diagnostic
-    existed; NaN before, and where no later point tied)."""
+    the test's distinct subsets and score (points) and whether the run routes (:func:`routes`); and the last tied
+    checkpoint's distinct test subsets, score (points) and whether it routes where the record has them
+    (``test_last_tie``, recorded since the diagnostic existed; NaN before, and where no later point tied)."""
     rows = []
     for name, (run, rec) in records.items():
         curve = [p for p in rec["curve"] if p["step"] > 0 and "dev_distinct_subsets" in p]
@@ -383,8 +386,8 @@ def dev_ties_frame(records: dict, arm: str = "fgpo") -> pd.DataFrame:
         rows.append({"benchmark": run.benchmark, "seed": run.seed, "selected update": chosen["step"], "dev score": 100 * chosen["dev_score"],
                      "dev subsets (selected)": chosen["dev_distinct_subsets"], "tied points": len(ties), "last tied update": ties[-1]["step"],
                      "dev subsets (last tied)": ties[-1]["dev_distinct_subsets"],
-                     "test subsets (selected)": routing_measures(rec["test"]["scoring"]["choices"])["distinct_subsets"], "routes": routes(run, rec),
-                     **_last_tie_columns(rec.get("test_last_tie"))})
+                     "test subsets (selected)": routing_measures(rec["test"]["scoring"]["choices"])["distinct_subsets"],
+                     "test score (selected)": mean_score(rec["test"]["scoring"]["scores"]), "routes": routes(run, rec), **_last_tie_columns(run, rec)})
     return pd.DataFrame(rows).sort_values(["benchmark", "seed"], ignore_index=True) if rows else pd.DataFrame(rows)
 
 
