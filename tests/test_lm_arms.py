@@ -123,6 +123,44 @@ def test_two_steps_of_each_arm_through_its_real_code_path(arm):
     assert again["scoring"]["scores"] == test["scoring"]["scores"] and again["generation"]["scores"] == test["generation"]["scores"]
 
 
+def test_dev_selection_breaks_ties_by_hand():
+    """Dev points (step, dev score, expected dev reward) fed to the selection in order: (1, .5, .30), (2, .6, .40),
+    (3, .6, .45), (4, .6, .42), (5, .5, .90). Under "first" the selected step is 2 (the first .6) and the last tie 4;
+    under "expected" it is 3 (the .6 with the higher expected reward, .45) and the last unselected tie 4; step 5's
+    expected reward .90 does not count against a lower score. An unknown rule is a named error."""
+    from fgpo_lib.lm_policy.dev import DevSelector, selection_key
+
+    table, tokenizer = _table(), _tokenizer()
+    model = _model(tokenizer)
+    points = [(1, .5, .30), (2, .6, .40), (3, .6, .45), (4, .6, .42), (5, .5, .90)]
+    chosen = {}
+    for rule in ("first", "expected"):
+        dev = DevSelector(model, tokenizer, table, [0, 1], "scoring", measures="scoring", tie_break=rule)
+        for step, score, expected in points:
+            dev._select({"step": step, "dev_score": score, "dev_expected_reward": expected})
+        chosen[rule] = (dev.best_step, dev.last_tie_step, dev.best)
+    assert chosen == {"first": (2, 4, .6), "expected": (3, 4, .6)}
+    assert selection_key({"dev_score": .6, "dev_expected_reward": .4}, "first") == (.6,)
+    with pytest.raises(ValueError, match="tie break 'last'"):
+        DevSelector(model, tokenizer, table, [0, 1], "scoring", tie_break="last")
+
+
+def test_the_expected_dev_reward_is_q_times_the_table():
+    """A dev point's ``dev_expected_reward`` is the mean over the dev questions of sum_S q(S|x) r(x,S), re-derived
+    from the candidate distribution and the table's raw rewards."""
+    from fgpo_lib.lm_policy.dev import DevSelector
+    from fgpo_lib.lm_policy.evaluate import candidate_distribution
+
+    table, tokenizer = _table(), _tokenizer()
+    model = _model(tokenizer)
+    rows = [0, 1, 2]
+    dev = DevSelector(model, tokenizer, table, rows, "scoring", measures="scoring")
+    dev(0)
+    q = candidate_distribution(model, tokenizer, table, rows)
+    want = np.mean([sum(q[i, s] * table.rewards[r, s] for s in range(table.n_subsets)) for i, r in enumerate(rows)])
+    assert dev.curve[0]["dev_expected_reward"] == pytest.approx(want)
+
+
 def test_the_tag_log_probability_is_the_prefix_scored_as_a_candidate():
     """``shared_prefix_logprob`` is the opening tag ``<answer>`` (the candidates' shared tokens) scored by the naive
     reference as a candidate of its own, summed: the same token positions, no off-by-one."""

@@ -5,9 +5,16 @@ A checkpoint is the adapter's trainable tensors (a few MB), copied when the dev 
 the earlier, as the linear protocol chooses). The untrained step 0 is no candidate, so a tie never reports the initial
 policy as a trained one. At the end the best checkpoint is restored and evaluated on test under both decodings.
 
-A diagnostic beside the selection, not part of it: the last trained checkpoint that ties the best dev score is kept
-too, and :meth:`DevSelector.last_tie_test` scores its test choices (candidate scoring), so a record says whether a
-later tie would have routed differently on test; the selection rule itself was fixed before any run.
+Dev sets are small (42 to 71 questions), so later checkpoints often tie the best dev score. The default rule
+(``tie_break="first"``) keeps the first of them. ``tie_break="expected"`` breaks a tie by the exact expected reward
+of ``q`` on the dev questions, ``mean_x sum_S q(S|x) r(x,S)`` (``dev_expected_reward``, recorded at every point
+under either rule): FGPO's own objective, which varies continuously where the argmax score moves in steps of one
+question. It is a choice made after the first main runs (see below), so the chapter reports it as a search point,
+never in place of the rule fixed before them.
+
+A diagnostic beside the selection, not part of it: the last trained checkpoint that ties the best dev score and was
+not selected is kept too, and :meth:`DevSelector.last_tie_test` scores its test choices (candidate scoring), so a
+record says whether a later tie would have routed differently on test.
 """
 
 from __future__ import annotations
@@ -25,6 +32,15 @@ from .resume import restore, trainable_state
 #: what a dev point measures: ``full`` (both decodings and every diagnostic below) or ``scoring`` (candidate scoring
 #: alone: the score, ``q``'s entropy and top mass and the routing measures; no generation, about a tenth of the cost)
 DEV_MEASURES = ("full", "scoring")
+#: how a tie on the best dev score is broken (module doc): the earlier checkpoint, or the higher exact expected dev reward
+TIE_BREAKS = ("first", "expected")
+
+
+def selection_key(point: dict, tie_break: str) -> tuple[float, ...]:
+    """What a dev point is ranked by (higher is better): its dev score, then, with ``tie_break="expected"``, its exact
+    expected dev reward. A later point replaces the selected one only when its key is strictly greater, so under
+    ``"first"`` a tie keeps the earlier checkpoint."""
+    return (point["dev_score"], point["dev_expected_reward"]) if tie_break == "expected" else (point["dev_score"],)
 
 
 class DevSelector:
@@ -48,16 +64,20 @@ class DevSelector:
             score the checkpoint is selected on. ``"generation"`` needs ``measures="full"``.
         measures: one of :data:`DEV_MEASURES`.
         temperature: the listwise softmax's temperature of ``q`` (the argmax does not depend on it).
+        tie_break: one of :data:`TIE_BREAKS` (module doc).
     """
 
     def __init__(self, model, tokenizer, table, dev_rows, decoding: str, length_norm: bool = True, max_new_tokens: int = 16, group_size: int = 6,
-                 measures: str = "full", temperature: float = 1.0) -> None:
+                 measures: str = "full", temperature: float = 1.0, tie_break: str = "first") -> None:
         if measures not in DEV_MEASURES or (decoding == "generation" and measures != "full"):
             raise ValueError(f"dev measures {measures!r} with decoding {decoding!r}: use one of {DEV_MEASURES}, and 'full' to select on generation")
+        if tie_break not in TIE_BREAKS:
+            raise ValueError(f"tie break {tie_break!r}: use one of {TIE_BREAKS}")
         self.model, self.tokenizer, self.table, self.rows = model, tokenizer, table, np.asarray(dev_rows)
         self.decoding, self.length_norm, self.max_new_tokens, self.group_size = decoding, length_norm, max_new_tokens, group_size
-        self.measures, self.temperature = measures, temperature
+        self.measures, self.temperature, self.tie_break = measures, temperature, tie_break
         self.best, self.best_step, self.best_state = -np.inf, None, None
+        self.best_key: tuple[float, ...] = (-np.inf,)
         self.last_tie_step, self.last_tie_state = None, None  # the last trained point with the best dev score (module doc)
         self.values = grpo_reward_values(table)
         self.curve: list[dict] = []
@@ -70,7 +90,8 @@ class DevSelector:
             q = candidate_distribution(self.model, self.tokenizer, self.table, self.rows, self.length_norm, self.temperature)
         scoring = score_choices(self.table, self.rows, list(q.argmax(1)))
         point = {"step": step, "q_entropy": float(entropy(q).mean()), "q_top_mass": float(q.max(1).mean()),
-                 "dev_score_scoring": float(np.mean(scoring["scores"])), "dev_distinct_subsets": scoring["distinct_subsets"], "dev_top_share": scoring["top_subset_share"]}
+                 "dev_score_scoring": float(np.mean(scoring["scores"])), "dev_expected_reward": float((q * self.table.rewards[self.rows]).sum(1).mean()),
+                 "dev_distinct_subsets": scoring["distinct_subsets"], "dev_top_share": scoring["top_subset_share"]}
         if self.measures == "full":
             choices, _ = generated_choices(self.model, self.tokenizer, self.table, self.rows, self.max_new_tokens)
             generation = score_choices(self.table, self.rows, choices)
@@ -82,8 +103,15 @@ class DevSelector:
                       "sampled_candidate_mass": sampled_candidate_mass(masses), "tag_logp": float(tags.mean())}
         point = {"step": step, "seconds": time.time() - self.started, "dev_score": point[f"dev_score_{self.decoding}"], **point, **(extra or {})}
         self.curve.append(point)
-        if step > 0 and point["dev_score"] > self.best:
+        self._select(point)
+
+    def _select(self, point: dict) -> None:
+        """Keep ``point``'s checkpoint (the model as it is now) if it beats the selected one (:func:`selection_key`);
+        else, if it ties the best dev score, as the last tie (the diagnostic)."""
+        step = point["step"]
+        if step > 0 and selection_key(point, self.tie_break) > self.best_key:
             self.best, self.best_step, self.best_state = point["dev_score"], step, trainable_state(self.model)
+            self.best_key = selection_key(point, self.tie_break)
             self.last_tie_step, self.last_tie_state = None, None
         elif step > 0 and point["dev_score"] == self.best:
             self.last_tie_step, self.last_tie_state = step, trainable_state(self.model)
@@ -103,11 +131,13 @@ class DevSelector:
 
     def state(self) -> dict:
         """What a resumed run needs: the curve and the best checkpoint so far."""
-        return {"curve": self.curve, "best": self.best, "best_step": self.best_step, "best_state": self.best_state,
+        return {"curve": self.curve, "best": self.best, "best_key": self.best_key, "best_step": self.best_step, "best_state": self.best_state,
                 "last_tie_step": self.last_tie_step, "last_tie_state": self.last_tie_state, "elapsed": time.time() - self.started}
 
     def load_state(self, held: dict) -> None:
         self.curve, self.best, self.best_step, self.best_state = list(held["curve"]), held["best"], held["best_step"], held["best_state"]
+        # a partial state saved before the tie break existed was selected on the dev score alone (tie_break "first")
+        self.best_key = tuple(held.get("best_key", (self.best,)))
         # a partial state saved before the diagnostic existed has no tie: the diagnostic then starts at the resume
         self.last_tie_step, self.last_tie_state = held.get("last_tie_step"), held.get("last_tie_state")
         self.started = time.time() - held["elapsed"]  # a point's seconds continue across the sessions of a resumed run

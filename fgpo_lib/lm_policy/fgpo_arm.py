@@ -26,7 +26,7 @@ import torch
 from ..algos.tpo import tpo_loss
 from ..rewards import RewardSpec
 from ..validation import MAX_QUESTIONS, MAX_SEED, MAX_STEPS, Ranged, check_bool_fields, check_choice, check_int_fields
-from .dev import DEV_MEASURES, DevSelector, evaluate_on_test
+from .dev import DEV_MEASURES, TIE_BREAKS, DevSelector, evaluate_on_test
 from .data import candidate_token_ids, check_table, prompt_text
 from .resume import RunCheckpoint, restore, trainable_state
 from .candidate_scores import candidate_token_logps, expected_reward_loss, format_anchor, reduce_scores
@@ -79,6 +79,9 @@ class LMFGPOConfig(Ranged):
     dev_measures: str = "full"
     """What a dev point measures: 'full' (both decodings and every diagnostic) or 'scoring' (candidate scoring, q and
     the routing measures only, about a tenth of the cost); the test questions get both decodings either way."""
+    tie_break: str = "first"
+    """Which checkpoint dev selection keeps when later ones tie the best dev score: 'first' (the rule of every run
+    before it) or 'expected', the tied checkpoint with the higher exact expected reward of q on dev (fgpo_lib.lm_policy.dev)."""
 
     RANGES = {"lr": (1e-12, 1.0), "beta": (0, None), "batch_questions": (1, MAX_QUESTIONS), "epochs": (1e-6, 10_000), "eval_every": (1, MAX_STEPS),
               "seed": (0, MAX_SEED), "weight_decay": (0, None), "format_weight": (0, None), "temperature": (1e-6, None), "eta": (1e-6, None), "warmup_ratio": (0, 1)}
@@ -88,6 +91,7 @@ class LMFGPOConfig(Ranged):
         check_choice("objective", self.objective, OBJECTIVES)
         check_choice("schedule", self.schedule, SCHEDULES)
         check_choice("dev_measures", self.dev_measures, DEV_MEASURES)
+        check_choice("tie_break", self.tie_break, TIE_BREAKS)
         check_int_fields(self, ("batch_questions", "eval_every", "seed"))
         check_bool_fields(self, ("length_norm",))
         RewardSpec.parse(self.reward)
@@ -132,7 +136,7 @@ def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progres
     optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     schedule = lr_schedule(optimizer, cfg, steps)
     rng = np.random.default_rng(cfg.seed)
-    dev = DevSelector(model, tokenizer, table, splits["dev"], "scoring", cfg.length_norm, measures=cfg.dev_measures, temperature=cfg.temperature)
+    dev = DevSelector(model, tokenizer, table, splits["dev"], "scoring", cfg.length_norm, measures=cfg.dev_measures, temperature=cfg.temperature, tie_break=cfg.tie_break)
     order, cursor, started, first, before = rng.permutation(train_rows), 0, time.time(), 1, 0.0
     held = checkpoint.load_arm() if checkpoint else None
     if held is not None:
