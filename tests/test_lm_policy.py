@@ -282,3 +282,42 @@ def test_dev_ties_by_hand():
     assert not row["routes (last tied)"] and row["routes"]  # one subset does not route; the selected oracle choices do
     rec["test_last_tie"]["scoring"] = rec["test"]["scoring"]
     assert dev_ties_frame(records).iloc[0]["routes (last tied)"]
+
+
+def test_the_tie_break_point_beside_its_main_run_by_hand():
+    """A main FGPO run of the recipe (seed 1) selected at update 20, where it picks the best fixed subset on every test
+    question (1 subset, does not route), and the tie-break point of the same seed, whose curve is the same and which
+    selects update 50, where it picks the oracle's subsets (routes): one row, the same dev curve, each rule's update,
+    subsets, score and verdict. A seed with no main record gives no row; a curve that differs says so."""
+    import numpy as np
+
+    from fgpo_lib.lm_policy.data import lm_splits
+    from fgpo_lib.lm_policy.design import MAX_TRAIN, RECIPE, ROOT, TIE_BREAK_POINT, LMRun
+    from fgpo_lib.lm_policy.report import routes_summary, tie_break_frame
+    from fgpo_lib.table import RewardTable
+
+    main_run, tie_run = LMRun("geneseq", "fgpo", RECIPE, seed=1), LMRun("geneseq", "fgpo", TIE_BREAK_POINT, role="search", seed=1)
+    table = RewardTable.load(ROOT / main_run.table)
+    splits = {k: [table.question_ids[r] for r in v] for k, v in lm_splits(table, max_train=MAX_TRAIN).items()}
+    te = np.array([table.question_ids.index(q) for q in splits["test"]])
+    oracle, best = table.rewards[te].argmax(1), int(table.rewards[te].mean(0).argmax())
+    curve = [{"step": s, "dev_score": d} for s, d in [(0, 0.2), (20, 0.5), (50, 0.5)]]
+
+    def record(step, choices):
+        return {"splits": splits, "selected_step": step, "curve": curve,
+                "test": {"question_ids": splits["test"], "scoring": {"choices": list(choices), "scores": table.rewards[te, choices].tolist()}}}
+
+    records = {"main": (main_run, record(20, np.full(len(te), best))), "tie": (tie_run, record(50, oracle)),
+               "orphan": (LMRun("geneseq", "fgpo", TIE_BREAK_POINT, role="search", seed=2), record(50, oracle))}
+    frame = tie_break_frame(records)
+    assert len(frame) == 1
+    row = frame.iloc[0]
+    assert (row["seed"], bool(row["same dev curve"]), row["selected update (first)"], row["selected update (expected)"]) == (1, True, 20, 50)
+    assert (row["test subsets (first)"], row["test subsets (expected)"]) == (1, len(set(oracle.tolist())))
+    assert row["test score (first)"] == pytest.approx(100 * table.rewards[te, best].mean())
+    assert row["test score (expected)"] == pytest.approx(100 * table.rewards[te].max(1).mean())
+    assert (bool(row["routes (first)"]), bool(row["routes (expected)"])) == (False, True)
+    assert routes_summary(records, which=lambda run: run.settings == TIE_BREAK_POINT) == "2 of 2 seeds on geneseq"
+    assert routes_summary(records) == "0 of 1 seeds on geneseq"
+    records["tie"][1]["curve"] = [*curve[:2], {"step": 50, "dev_score": 0.4}]
+    assert not tie_break_frame(records).iloc[0]["same dev curve"]

@@ -350,12 +350,14 @@ def routes(run, rec, scoring: dict | None = None) -> bool:
     return m["distinct_subsets"] >= ROUTES_MIN_DISTINCT and m["top_subset_share"] <= ROUTES_MAX_SHARE and mean_score(s["scores"]) > best_fixed_score(run, rec)
 
 
-def routes_summary(records: dict, arm: str = "fgpo") -> str:
-    """Per benchmark, how many of ``arm``'s main runs route (:func:`routes`): ``"3 of 3 seeds on geneseq; 1 of 3 seeds
-    on geneturing"`` (benchmarks in name order), or ``""`` when no main run of ``arm`` has a record."""
+def routes_summary(records: dict, arm: str = "fgpo", which=None) -> str:
+    """Per benchmark, how many of ``arm``'s main runs (or of the runs for which ``which(run)`` is true) route
+    (:func:`routes`): ``"3 of 3 seeds on geneseq; 1 of 3 seeds on geneturing"`` (benchmarks in name order), or ``""``
+    when no such run has a record."""
+    which = which or (lambda run: run.role == "main" and run.arm == arm)
     by: dict[str, list[bool]] = {}
     for run, rec in records.values():
-        if run.role == "main" and run.arm == arm:
+        if which(run):
             by.setdefault(run.benchmark, []).append(routes(run, rec))
     return "; ".join(f"{sum(v)} of {len(v)} seeds on {b}" for b, v in sorted(by.items()))
 
@@ -391,11 +393,35 @@ def dev_ties_frame(records: dict, arm: str = "fgpo") -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(["benchmark", "seed"], ignore_index=True) if rows else pd.DataFrame(rows)
 
 
+def tie_break_frame(records: dict) -> pd.DataFrame:
+    """The tie-break point (:data:`~fgpo_lib.lm_policy.design.TIE_BREAK_POINT`) beside the main FGPO run of the same
+    benchmark and seed, whose training it repeats, one row per seed where both have records: ``benchmark, seed``,
+    whether the two dev curves agree at every point (the same training), and under each rule (``first``, the main
+    run's; ``expected``, the point's) the selected update, the distinct test subsets, the test score (points) and
+    whether it routes (:func:`routes`)."""
+    from .design import RECIPE, TIE_BREAK_POINT
+
+    mains = {(run.benchmark, run.seed): (run, rec) for run, rec in records.values() if run.role == "main" and run.arm == "fgpo" and run.settings == RECIPE}
+    rows = []
+    for run, rec in records.values():
+        if run.arm != "fgpo" or run.settings != TIE_BREAK_POINT or (run.benchmark, run.seed) not in mains:
+            continue
+        main = mains[(run.benchmark, run.seed)]
+        row = {"benchmark": run.benchmark, "seed": run.seed,
+               "same dev curve": [(p["step"], p["dev_score"]) for p in main[1]["curve"]] == [(p["step"], p["dev_score"]) for p in rec["curve"]]}
+        for rule, (r, rc) in (("first", main), ("expected", (run, rec))):
+            row |= {f"selected update ({rule})": rc["selected_step"], f"test subsets ({rule})": routing_measures(rc["test"]["scoring"]["choices"])["distinct_subsets"],
+                    f"test score ({rule})": mean_score(rc["test"]["scoring"]["scores"]), f"routes ({rule})": routes(r, rc)}
+        rows.append(row)
+    return pd.DataFrame(rows).sort_values(["benchmark", "seed"], ignore_index=True) if rows else pd.DataFrame(rows)
+
+
 def search_frame(records: dict, stopped_dir: Path | None = None) -> pd.DataFrame:
     """The routing search, one row per point (the ``search`` runs and the points stopped by hand): its recipe (the
-    settings that differ from the earlier runs'), its dev curve summarised (the best dev score and its update, the
-    most distinct dev argmax subsets at any point and the share of the top one then, q's entropy and top mass at the
-    last point) and, for a finished run, its test score, distinct test subsets and whether it routes."""
+    settings that differ from the earlier runs'), its dev curve summarised (the best dev score and the selected
+    update, for a stopped point the first reaching it; the most distinct dev argmax subsets at any point and the
+    share of the top one then, q's entropy and top mass at the last point) and, for a finished run, its test score,
+    distinct test subsets and whether it routes."""
     from .design import STOPPED_DIR
 
     def summary(curve: list[dict]) -> dict:
@@ -410,7 +436,7 @@ def search_frame(records: dict, stopped_dir: Path | None = None) -> pd.DataFrame
     for name, (run, rec) in records.items():
         if not run.searched:
             continue
-        rows.append({"point": name, "arm": ARM_LABELS[run.arm], "status": "finished", **summary(rec["curve"]),
+        rows.append({"point": name, "arm": ARM_LABELS[run.arm], "status": "finished", **summary(rec["curve"]), "at update": rec["selected_step"],
                      "test": mean_score(rec["test"]["scoring"]["scores"]), "distinct (test)": len(set(rec["test"]["scoring"]["choices"])), "routes": routes(run, rec)})
     folder = Path(stopped_dir) if stopped_dir is not None else STOPPED_DIR
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
