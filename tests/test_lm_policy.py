@@ -296,7 +296,7 @@ def test_the_tie_break_point_beside_its_main_run_by_hand():
     from fgpo_lib.lm_policy.report import routes_summary, tie_break_frame
     from fgpo_lib.table import RewardTable
 
-    main_run, tie_run = LMRun("geneseq", "fgpo", RECIPE, seed=1), LMRun("geneseq", "fgpo", TIE_BREAK_POINT, role="search", seed=1)
+    main_run, tie_run = LMRun("geneseq", "fgpo", RECIPE, seed=1), LMRun("geneseq", "fgpo", TIE_BREAK_POINT, role="tie-break", seed=1)
     table = RewardTable.load(ROOT / main_run.table)
     splits = {k: [table.question_ids[r] for r in v] for k, v in lm_splits(table, max_train=MAX_TRAIN).items()}
     te = np.array([table.question_ids.index(q) for q in splits["test"]])
@@ -308,7 +308,7 @@ def test_the_tie_break_point_beside_its_main_run_by_hand():
                 "test": {"question_ids": splits["test"], "scoring": {"choices": list(choices), "scores": table.rewards[te, choices].tolist()}}}
 
     records = {"main": (main_run, record(20, np.full(len(te), best))), "tie": (tie_run, record(50, oracle)),
-               "orphan": (LMRun("geneseq", "fgpo", TIE_BREAK_POINT, role="search", seed=2), record(50, oracle))}
+               "orphan": (LMRun("geneseq", "fgpo", TIE_BREAK_POINT, role="tie-break", seed=2), record(50, oracle))}
     frame = tie_break_frame(records)
     assert len(frame) == 1
     row = frame.iloc[0]
