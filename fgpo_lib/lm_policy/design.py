@@ -168,8 +168,8 @@ RECIPE = SEARCH_POINTS[1]
 #: on every benchmark's FGPO seeds. Chosen after the main runs: on GeneTuring 5 to 9 trained checkpoints tie the best
 #: dev score (63 questions), and the recipe's rule keeps the first, which on seeds 1 and 2 picks 2 distinct test
 #: subsets. Training is the recipe's, update for update (the rule only selects), so each point differs from its main
-#: run in the selection alone; the chapter reports it beside the main runs (its dev-selection section), whose rule stays the one
-#: fixed before them. On every benchmark, so that the rule is judged as one recipe, not where it helps
+#: run in the selection alone; the chapter reports it beside the main runs (its dev-selection section), whose rule
+#: stays the one fixed before them. On every benchmark, so that the rule is judged as one recipe, not where it helps
 TIE_BREAK_POINT = {**RECIPE, "tie_break": "expected"}
 #: seeds of the main table per benchmark (the issue's floor: 3 for FGPO and SFT, 2 for GRPO)
 SEEDS = {"fgpo": (0, 1, 2), "sft": (0, 1, 2), "grpo": (0, 1)}

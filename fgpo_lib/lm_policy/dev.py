@@ -9,8 +9,8 @@ Dev sets are small (42 to 71 questions), so later checkpoints often tie the best
 (``tie_break="first"``) keeps the first of them. ``tie_break="expected"`` breaks a tie by the exact expected reward
 of ``q`` on the dev questions, ``mean_x sum_S q(S|x) r(x,S)`` (``dev_expected_reward``, recorded at every point
 under either rule): FGPO's own objective, which varies continuously where the argmax score moves in steps of one
-question. It is a choice made after the first main runs (see below), so the chapter reports it as a search point,
-never in place of the rule fixed before them.
+question. It is a choice made after the first main runs (the diagnostic below showed later ties routing on test),
+so the chapter reports it beside the main runs, never in place of the rule fixed before them.
 
 A diagnostic beside the selection, not part of it: the last trained checkpoint that ties the best dev score and was
 not selected is kept too, and :meth:`DevSelector.last_tie_test` scores its test choices (candidate scoring), so a
