@@ -242,7 +242,7 @@ def test_the_routing_rule_on_a_committed_table():
     assert routes(run, record(oracle)) and not routes(run, record(np.full(len(te), best)))
     seeds = {"a": (LMRun("geneseq", "fgpo", seed=0), record(oracle)), "b": (LMRun("geneseq", "fgpo", seed=1), record(np.full(len(te), best))),
              "c": (LMRun("geneseq", "fgpo", role="first-design"), record(oracle)), "d": (LMRun("geneseq", "sft"), record(oracle))}
-    assert routes_summary(seeds) == "1 of 2 seeds on geneseq" and routes_summary(seeds, "sft") == "1 of 1 seeds on geneseq"
+    assert routes_summary(seeds) == "1 of 2 seeds on geneseq" and routes_summary(seeds, lambda run: run.arm == "sft") == "1 of 1 seeds on geneseq"
     assert routes_summary({}) == ""
 
 

@@ -76,12 +76,17 @@ class DevSelector:
         self.model, self.tokenizer, self.table, self.rows = model, tokenizer, table, np.asarray(dev_rows)
         self.decoding, self.length_norm, self.max_new_tokens, self.group_size = decoding, length_norm, max_new_tokens, group_size
         self.measures, self.temperature, self.tie_break = measures, temperature, tie_break
-        self.best, self.best_step, self.best_state = -np.inf, None, None
-        self.best_key: tuple[float, ...] = (-np.inf,)
+        self.best_key: tuple[float, ...] = (-np.inf,)  # the selected point's selection_key; its first entry is the dev score
+        self.best_step, self.best_state = None, None
         self.last_tie_step, self.last_tie_state = None, None  # the last trained point with the best dev score (module doc)
         self.values = grpo_reward_values(table)
         self.curve: list[dict] = []
         self.started = time.time()
+
+    @property
+    def best(self) -> float:
+        """The selected checkpoint's dev score (points; -inf before the first trained point)."""
+        return self.best_key[0]
 
     def __call__(self, step: int, extra: dict | None = None) -> None:
         if self.measures == "full":
@@ -110,8 +115,7 @@ class DevSelector:
         else, if it ties the best dev score, as the last tie (the diagnostic)."""
         step = point["step"]
         if step > 0 and selection_key(point, self.tie_break) > self.best_key:
-            self.best, self.best_step, self.best_state = point["dev_score"], step, trainable_state(self.model)
-            self.best_key = selection_key(point, self.tie_break)
+            self.best_key, self.best_step, self.best_state = selection_key(point, self.tie_break), step, trainable_state(self.model)
             self.last_tie_step, self.last_tie_state = None, None
         elif step > 0 and point["dev_score"] == self.best:
             self.last_tie_step, self.last_tie_state = step, trainable_state(self.model)
@@ -135,9 +139,9 @@ class DevSelector:
                 "last_tie_step": self.last_tie_step, "last_tie_state": self.last_tie_state, "elapsed": time.time() - self.started}
 
     def load_state(self, held: dict) -> None:
-        self.curve, self.best, self.best_step, self.best_state = list(held["curve"]), held["best"], held["best_step"], held["best_state"]
+        self.curve, self.best_step, self.best_state = list(held["curve"]), held["best_step"], held["best_state"]
         # a partial state saved before the tie break existed was selected on the dev score alone (tie_break "first")
-        self.best_key = tuple(held.get("best_key", (self.best,)))
+        self.best_key = tuple(held.get("best_key", (held["best"],)))
         # a partial state saved before the diagnostic existed has no tie: the diagnostic then starts at the resume
         self.last_tie_step, self.last_tie_state = held.get("last_tie_step"), held.get("last_tie_state")
         self.started = time.time() - held["elapsed"]  # a point's seconds continue across the sessions of a resumed run

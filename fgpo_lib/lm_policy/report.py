@@ -350,11 +350,11 @@ def routes(run, rec, scoring: dict | None = None) -> bool:
     return m["distinct_subsets"] >= ROUTES_MIN_DISTINCT and m["top_subset_share"] <= ROUTES_MAX_SHARE and mean_score(s["scores"]) > best_fixed_score(run, rec)
 
 
-def routes_summary(records: dict, arm: str = "fgpo", which=None) -> str:
-    """Per benchmark, how many of ``arm``'s main runs (or of the runs for which ``which(run)`` is true) route
+def routes_summary(records: dict, which=None) -> str:
+    """Per benchmark, how many of the runs for which ``which(run)`` is true (default: FGPO's main runs) route
     (:func:`routes`): ``"3 of 3 seeds on geneseq; 1 of 3 seeds on geneturing"`` (benchmarks in name order), or ``""``
     when no such run has a record."""
-    which = which or (lambda run: run.role == "main" and run.arm == arm)
+    which = which or (lambda run: run.role == "main" and run.arm == "fgpo")
     by: dict[str, list[bool]] = {}
     for run, rec in records.values():
         if which(run):
