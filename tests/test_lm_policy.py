@@ -242,7 +242,7 @@ def test_the_routing_rule_on_a_committed_table():
     assert routes(run, record(oracle)) and not routes(run, record(np.full(len(te), best)))
     seeds = {"a": (LMRun("geneseq", "fgpo", seed=0), record(oracle)), "b": (LMRun("geneseq", "fgpo", seed=1), record(np.full(len(te), best))),
              "c": (LMRun("geneseq", "fgpo", role="first-design"), record(oracle)), "d": (LMRun("geneseq", "sft"), record(oracle))}
-    assert routes_summary(seeds) == "1 of 2 seeds on geneseq" and routes_summary(seeds, lambda run: run.arm == "sft") == "1 of 1 seeds on geneseq"
+    assert routes_summary(seeds) == "1 of 2 seeds on geneseq" and routes_summary(seeds, arm="sft") == "1 of 1 seeds on geneseq"
     assert routes_summary({}) == ""
 
 
@@ -317,7 +317,7 @@ def test_the_tie_break_point_beside_its_main_run_by_hand():
     assert row["test score (first)"] == pytest.approx(100 * table.rewards[te, best].mean())
     assert row["test score (expected)"] == pytest.approx(100 * table.rewards[te].max(1).mean())
     assert (bool(row["routes (first)"]), bool(row["routes (expected)"])) == (False, True)
-    assert routes_summary(records, which=lambda run: run.settings == TIE_BREAK_POINT) == "2 of 2 seeds on geneseq"
+    assert routes_summary(records, role="tie-break") == "2 of 2 seeds on geneseq"
     assert routes_summary(records) == "0 of 1 seeds on geneseq"
     records["tie"][1]["curve"] = [*curve[:2], {"step": 50, "dev_score": 0.4}]
     assert not tie_break_frame(records).iloc[0]["same dev curve"]

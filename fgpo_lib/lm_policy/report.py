@@ -350,14 +350,13 @@ def routes(run, rec, scoring: dict | None = None) -> bool:
     return m["distinct_subsets"] >= ROUTES_MIN_DISTINCT and m["top_subset_share"] <= ROUTES_MAX_SHARE and mean_score(s["scores"]) > best_fixed_score(run, rec)
 
 
-def routes_summary(records: dict, which=None) -> str:
-    """Per benchmark, how many of the runs for which ``which(run)`` is true (default: FGPO's main runs) route
-    (:func:`routes`): ``"3 of 3 seeds on geneseq; 1 of 3 seeds on geneturing"`` (benchmarks in name order), or ``""``
-    when no such run has a record."""
-    which = which or (lambda run: run.role == "main" and run.arm == "fgpo")
+def routes_summary(records: dict, role: str = "main", arm: str = "fgpo") -> str:
+    """Per benchmark, how many of ``arm``'s runs of registry ``role`` (default: FGPO's main runs; ``"tie-break"``
+    for the tie-break point) route (:func:`routes`): ``"3 of 3 seeds on geneseq; 1 of 3 seeds on geneturing"``
+    (benchmarks in name order), or ``""`` when no such run has a record."""
     by: dict[str, list[bool]] = {}
     for run, rec in records.values():
-        if which(run):
+        if run.role == role and run.arm == arm:
             by.setdefault(run.benchmark, []).append(routes(run, rec))
     return "; ".join(f"{sum(v)} of {len(v)} seeds on {b}" for b, v in sorted(by.items()))
 
