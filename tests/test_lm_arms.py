@@ -127,7 +127,8 @@ def test_dev_selection_breaks_ties_by_hand():
     """Dev points (step, dev score, expected dev reward) fed to the selection in order: (1, .5, .30), (2, .6, .40),
     (3, .6, .45), (4, .6, .42), (5, .5, .90). Under "first" the selected step is 2 (the first .6) and the last tie 4;
     under "expected" it is 3 (the .6 with the higher expected reward, .45) and the last unselected tie 4; step 5's
-    expected reward .90 does not count against a lower score. An unknown rule is a named error."""
+    expected reward .90 does not count against a lower score. Under either rule the first rule's checkpoint is step 2
+    (kept as a diagnostic under "expected" alone). An unknown rule is a named error."""
     from fgpo_lib.lm_policy.dev import DevSelector, selection_key
 
     table, tokenizer = _table(), _tokenizer()
@@ -138,8 +139,8 @@ def test_dev_selection_breaks_ties_by_hand():
         dev = DevSelector(model, tokenizer, table, [0, 1], "scoring", measures="scoring", tie_break=rule)
         for step, score, expected in points:
             dev._select({"step": step, "dev_score": score, "dev_expected_reward": expected})
-        chosen[rule] = (dev.best_step, dev.last_tie_step, dev.best)
-    assert chosen == {"first": (2, 4, .6), "expected": (3, 4, .6)}
+        chosen[rule] = (dev.best_step, dev.last_tie_step, dev.best, dev.first_step, dev.first_state is not None)
+    assert chosen == {"first": (2, 4, .6, 2, False), "expected": (3, 4, .6, 2, True)}
     assert selection_key({"dev_score": .6, "dev_expected_reward": .4}, "first") == (.6,)
     with pytest.raises(ValueError, match="tie break 'last'"):
         DevSelector(model, tokenizer, table, [0, 1], "scoring", tie_break="last")
@@ -489,17 +490,18 @@ def _without_seconds(curve):
     return [{k: v for k, v in p.items() if k != "seconds"} for p in curve]
 
 
-def test_a_killed_fgpo_run_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch):
+@pytest.mark.parametrize("tie_break", ["first", "expected"])
+def test_a_killed_fgpo_run_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, tie_break):
     """Killed in its third update (after the dev checkpoint of the second), FGPO's loop started again resumes from
-    that checkpoint and ends with exactly the uninterrupted run's curve and test choices; the record's seconds span
-    both sessions."""
+    that checkpoint and ends with exactly the uninterrupted run's curve and test choices, under either tie break (the
+    first rule's checkpoint, kept under "expected", carried over too); the record's seconds span both sessions."""
     from fgpo_lib.lm_policy import fgpo_arm
     from fgpo_lib.lm_policy.fgpo_arm import LMFGPOConfig, train_fgpo
     from fgpo_lib.lm_policy.resume import RunCheckpoint
 
     table, tokenizer = _table(), _tokenizer()
     splits = lm_splits(table, max_train=8)
-    cfg = LMFGPOConfig(batch_questions=4, epochs=16 / len(splits["train"]), eval_every=2, lr=1e-2)
+    cfg = LMFGPOConfig(batch_questions=4, epochs=16 / len(splits["train"]), eval_every=2, lr=1e-2, tie_break=tie_break)
     whole = train_fgpo(_model(tokenizer), tokenizer, table, splits, cfg)
     assert [p["step"] for p in whole["curve"]] == [0, 2, 4]
     ident = {"run": "fgpo-test"}
@@ -515,6 +517,10 @@ def test_a_killed_fgpo_run_resumes_to_the_uninterrupted_result(tmp_path, monkeyp
     assert resumed["selected_step"] == whole["selected_step"]
     assert resumed["test"]["scoring"]["choices"] == whole["test"]["scoring"]["choices"]
     assert resumed["test_last_tie"] == whole["test_last_tie"]
+    assert resumed["test_first_rule"] == whole["test_first_rule"]
+    trained = [p for p in whole["curve"] if p["step"] > 0]
+    first = next(p["step"] for p in trained if p["dev_score"] == max(q["dev_score"] for q in trained))
+    assert (whole["test_first_rule"] or {}).get("step") == (first if tie_break == "expected" else None)
     assert resumed["test"]["generation"]["texts"] == whole["test"]["generation"]["texts"]
 
 

@@ -288,7 +288,8 @@ def test_the_tie_break_point_beside_its_main_run_by_hand():
     """A main FGPO run of the recipe (seed 1) selected at update 20, where it picks the best fixed subset on every test
     question (1 subset, does not route), and the tie-break point of the same seed, whose curve is the same and which
     selects update 50, where it picks the oracle's subsets (routes): one row, the same dev curve, each rule's update,
-    subsets, score and verdict. A seed with no main record gives no row; a curve that differs says so."""
+    subsets, score and verdict. A confirmation seed (no main run) takes the first rule's selection from its own
+    record's ``test_first_rule``; a seed with neither gives no row; a curve that differs says so."""
     import numpy as np
 
     from fgpo_lib.lm_policy.data import lm_splits
@@ -309,8 +310,15 @@ def test_the_tie_break_point_beside_its_main_run_by_hand():
 
     records = {"main": (main_run, record(20, np.full(len(te), best))), "tie": (tie_run, record(50, oracle)),
                "orphan": (LMRun("geneseq", "fgpo", TIE_BREAK_POINT, role="tie-break", seed=2), record(50, oracle))}
+    confirm = record(50, oracle) | {"test_first_rule": {"step": 20, "scoring": record(20, np.full(len(te), best))["test"]["scoring"]}}
+    records["confirm"] = (LMRun("geneseq", "fgpo", TIE_BREAK_POINT, role="confirmation", seed=3), confirm)
     frame = tie_break_frame(records)
-    assert len(frame) == 1
+    assert list(zip(frame.role, frame.seed)) == [("tie-break", 1), ("confirmation", 3)]
+    mine = frame.iloc[1]
+    assert np.isnan(mine["same dev curve"]) and (mine["selected update (first)"], mine["test subsets (first)"], bool(mine["routes (first)"])) == (20, 1, False)
+    assert bool(mine["routes (expected)"]) and mine["test score (first)"] == pytest.approx(frame.iloc[0]["test score (first)"])
+    assert routes_summary(records, role="confirmation") == "1 of 1 seeds on geneseq"
+    del records["confirm"]
     row = frame.iloc[0]
     assert (row["seed"], bool(row["same dev curve"]), row["selected update (first)"], row["selected update (expected)"]) == (1, True, 20, 50)
     assert (row["test subsets (first)"], row["test subsets (expected)"]) == (1, len(set(oracle.tolist())))

@@ -12,9 +12,11 @@ under either rule): FGPO's own objective, which varies continuously where the ar
 question. It is a choice made after the first main runs (the diagnostic below showed later ties routing on test),
 so the chapter reports it beside the main runs, never in place of the rule fixed before them.
 
-A diagnostic beside the selection, not part of it: the last trained checkpoint that ties the best dev score and was
-not selected is kept too, and :meth:`DevSelector.last_tie_test` scores its test choices (candidate scoring), so a
-record says whether a later tie would have routed differently on test.
+Two diagnostics beside the selection, not part of it. The last trained checkpoint that ties the best dev score and
+was not selected is kept too, and :meth:`DevSelector.last_tie_test` scores its test choices (candidate scoring), so a
+record says whether a later tie would have routed differently on test. Under ``tie_break="expected"`` the first
+checkpoint with the best dev score (the ``"first"`` rule's selection) is kept as well, and
+:meth:`DevSelector.first_rule_test` scores it, so one run compares the two rules on the same training.
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ class DevSelector:
         self.best_key: tuple[float, ...] = (-np.inf,)  # the selected point's selection_key; its first entry is the dev score
         self.best_step, self.best_state = None, None
         self.last_tie_step, self.last_tie_state = None, None  # the last trained point with the best dev score (module doc)
+        self.first_step, self.first_state = None, None  # the first trained point with the best dev score: rule "first"'s selection
         self.values = grpo_reward_values(table)
         self.curve: list[dict] = []
         self.started = time.time()
@@ -114,29 +117,44 @@ class DevSelector:
         """Keep ``point``'s checkpoint (the model as it is now) if it beats the selected one (:func:`selection_key`);
         else, if it ties the best dev score, as the last tie (the diagnostic)."""
         step = point["step"]
+        if step > 0 and point["dev_score"] > self.best:
+            self.first_step, self.first_state = step, trainable_state(self.model) if self.tie_break != "first" else None
         if step > 0 and selection_key(point, self.tie_break) > self.best_key:
             self.best_key, self.best_step, self.best_state = selection_key(point, self.tie_break), step, trainable_state(self.model)
             self.last_tie_step, self.last_tie_state = None, None
         elif step > 0 and point["dev_score"] == self.best:
             self.last_tie_step, self.last_tie_state = step, trainable_state(self.model)
 
-    def last_tie_test(self, rows, length_norm: bool = True, temperature: float = 1.0) -> dict | None:
-        """The last checkpoint tying the best dev score, scored on ``rows`` by candidate scoring: ``{"step", "scoring"}``
-        (:func:`~fgpo_lib.lm_policy.data.score_choices`), or None when no later point tied. Leaves the model at the
-        best checkpoint."""
-        if self.last_tie_state is None:
-            return None
-        restore(self.model, self.last_tie_state)
+    def _checkpoint_test(self, step: int, state: dict, rows, length_norm: bool, temperature: float) -> dict:
+        """Checkpoint ``state`` (of update ``step``) scored on ``rows`` by candidate scoring: ``{"step", "scoring"}``
+        (:func:`~fgpo_lib.lm_policy.data.score_choices`). Leaves the model at the best checkpoint."""
+        restore(self.model, state)
         rows = np.asarray(rows)
         q = candidate_distribution(self.model, self.tokenizer, self.table, rows, length_norm, temperature)
-        out = {"step": self.last_tie_step, "scoring": score_choices(self.table, rows, list(q.argmax(1)))}
+        out = {"step": step, "scoring": score_choices(self.table, rows, list(q.argmax(1)))}
         restore(self.model, self.best_state)
         return out
+
+    def last_tie_test(self, rows, length_norm: bool = True, temperature: float = 1.0) -> dict | None:
+        """The last checkpoint tying the best dev score, scored on ``rows`` (:meth:`_checkpoint_test`), or None when
+        no later point tied."""
+        if self.last_tie_state is None:
+            return None
+        return self._checkpoint_test(self.last_tie_step, self.last_tie_state, rows, length_norm, temperature)
+
+    def first_rule_test(self, rows, length_norm: bool = True, temperature: float = 1.0) -> dict | None:
+        """Under ``tie_break="expected"``, what rule ``"first"`` selects, scored on ``rows`` (:meth:`_checkpoint_test`);
+        None under ``"first"`` (the selection itself) and when the first checkpoint is unknown (a partial state saved
+        before this diagnostic existed, resumed before a new best dev score)."""
+        if self.tie_break == "first" or self.first_state is None:
+            return None
+        return self._checkpoint_test(self.first_step, self.first_state, rows, length_norm, temperature)
 
     def state(self) -> dict:
         """What a resumed run needs: the curve and the best checkpoint so far."""
         return {"curve": self.curve, "best": self.best, "best_key": self.best_key, "best_step": self.best_step, "best_state": self.best_state,
-                "last_tie_step": self.last_tie_step, "last_tie_state": self.last_tie_state, "elapsed": time.time() - self.started}
+                "last_tie_step": self.last_tie_step, "last_tie_state": self.last_tie_state, "first_step": self.first_step, "first_state": self.first_state,
+                "elapsed": time.time() - self.started}
 
     def load_state(self, held: dict) -> None:
         self.curve, self.best_step, self.best_state = list(held["curve"]), held["best_step"], held["best_state"]
@@ -144,6 +162,8 @@ class DevSelector:
         self.best_key = tuple(held.get("best_key", (held["best"],)))
         # a partial state saved before the diagnostic existed has no tie: the diagnostic then starts at the resume
         self.last_tie_step, self.last_tie_state = held.get("last_tie_step"), held.get("last_tie_state")
+        # likewise the first rule's checkpoint: unknown until the next new best dev score (first_rule_test then says None)
+        self.first_step, self.first_state = held.get("first_step"), held.get("first_state")
         self.started = time.time() - held["elapsed"]  # a point's seconds continue across the sessions of a resumed run
 
 

@@ -177,4 +177,5 @@ def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progres
         restore(model, dev.best_state)
     return {"config": asdict(cfg), "curve": dev.curve, "selected_step": dev.best_step, "train_seconds": seconds,
             "reasoner_calls": int(len(train_rows) * table.n_subsets), "test": evaluate_on_test(model, tokenizer, table, splits["test"], cfg.length_norm, temperature=cfg.temperature),
-            "test_last_tie": dev.last_tie_test(splits["test"], cfg.length_norm, cfg.temperature)}
+            "test_last_tie": dev.last_tie_test(splits["test"], cfg.length_norm, cfg.temperature),
+            "test_first_rule": dev.first_rule_test(splits["test"], cfg.length_norm, cfg.temperature)}

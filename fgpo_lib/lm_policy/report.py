@@ -393,26 +393,32 @@ def dev_ties_frame(records: dict, arm: str = "fgpo") -> pd.DataFrame:
 
 
 def tie_break_frame(records: dict) -> pd.DataFrame:
-    """The tie-break point (:data:`~fgpo_lib.lm_policy.design.TIE_BREAK_POINT`) beside the main FGPO run of the same
-    benchmark and seed, whose training it repeats, one row per seed where both have records: ``benchmark, seed``,
-    whether the two dev curves agree at every point (the same training), and under each rule (``first``, the main
-    run's; ``expected``, the point's) the selected update, the distinct test subsets, the test score (points) and
-    whether it routes (:func:`routes`)."""
+    """The tie-break point (:data:`~fgpo_lib.lm_policy.design.TIE_BREAK_POINT`, roles ``tie-break`` and
+    ``confirmation``) under both rules, one row per run: ``role, benchmark, seed``; whether its dev curve agrees at
+    every point with the main FGPO run of the same benchmark and seed, whose training it repeats (NaN without one);
+    and under each rule (``first``: the main run's selection, else the record's ``test_first_rule``; ``expected``:
+    the point's own) the selected update, the distinct test subsets, the test score (points) and whether it routes
+    (:func:`routes`). A run with neither source of the first rule's selection is left out."""
     from .design import RECIPE, TIE_BREAK_POINT
 
     mains = {(run.benchmark, run.seed): (run, rec) for run, rec in records.values() if run.role == "main" and run.arm == "fgpo" and run.settings == RECIPE}
     rows = []
     for run, rec in records.values():
-        if run.arm != "fgpo" or run.settings != TIE_BREAK_POINT or (run.benchmark, run.seed) not in mains:
+        if run.arm != "fgpo" or run.settings != TIE_BREAK_POINT:
             continue
-        main = mains[(run.benchmark, run.seed)]
-        row = {"benchmark": run.benchmark, "seed": run.seed,
-               "same dev curve": [(p["step"], p["dev_score"]) for p in main[1]["curve"]] == [(p["step"], p["dev_score"]) for p in rec["curve"]]}
-        for rule, (r, rc) in (("first", main), ("expected", (run, rec))):
-            row |= {f"selected update ({rule})": rc["selected_step"], f"test subsets ({rule})": routing_measures(rc["test"]["scoring"]["choices"])["distinct_subsets"],
-                    f"test score ({rule})": mean_score(rc["test"]["scoring"]["scores"]), f"routes ({rule})": routes(r, rc)}
+        main = mains.get((run.benchmark, run.seed))
+        own = rec.get("test_first_rule")
+        if main is None and own is None:
+            continue
+        curve = lambda r: [(p["step"], p["dev_score"]) for p in r["curve"]]  # noqa: E731
+        row = {"role": run.role, "benchmark": run.benchmark, "seed": run.seed, "same dev curve": curve(main[1]) == curve(rec) if main else np.nan}
+        first = main[1] if main else {"selected_step": own["step"], "test": {"scoring": own["scoring"]}}
+        for rule, rc in (("first", first), ("expected", rec)):
+            scoring = rc["test"]["scoring"]
+            row |= {f"selected update ({rule})": rc["selected_step"], f"test subsets ({rule})": routing_measures(scoring["choices"])["distinct_subsets"],
+                    f"test score ({rule})": mean_score(scoring["scores"]), f"routes ({rule})": routes(run, rec, scoring)}
         rows.append(row)
-    return pd.DataFrame(rows).sort_values(["benchmark", "seed"], ignore_index=True) if rows else pd.DataFrame(rows)
+    return pd.DataFrame(rows).sort_values(["role", "benchmark", "seed"], ascending=[False, True, True], ignore_index=True) if rows else pd.DataFrame(rows)
 
 
 def search_frame(records: dict, stopped_dir: Path | None = None) -> pd.DataFrame:
