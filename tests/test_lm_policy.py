@@ -224,7 +224,7 @@ def test_the_routing_rule_on_a_committed_table():
 
     from fgpo_lib.lm_policy.data import lm_splits
     from fgpo_lib.lm_policy.design import MAX_TRAIN, ROOT, LMRun
-    from fgpo_lib.lm_policy.report import best_fixed_score, routes, routes_summary
+    from fgpo_lib.lm_policy.routing import best_fixed_score, routes, routes_summary
     from fgpo_lib.table import RewardTable
 
     run = LMRun("geneseq", "fgpo")
@@ -254,7 +254,7 @@ def test_dev_ties_by_hand():
 
     from fgpo_lib.lm_policy.data import lm_splits
     from fgpo_lib.lm_policy.design import MAX_TRAIN, ROOT, LMRun
-    from fgpo_lib.lm_policy.report import dev_ties_frame
+    from fgpo_lib.lm_policy.routing import dev_ties_frame
     from fgpo_lib.table import RewardTable
 
     run = LMRun("geneseq", "fgpo", seed=2)
@@ -294,7 +294,7 @@ def test_the_tie_break_point_beside_its_main_run_by_hand():
 
     from fgpo_lib.lm_policy.data import lm_splits
     from fgpo_lib.lm_policy.design import MAX_TRAIN, RECIPE, ROOT, TIE_BREAK_POINT, LMRun
-    from fgpo_lib.lm_policy.report import routes_summary, tie_break_frame
+    from fgpo_lib.lm_policy.routing import routes_summary, tie_break_frame
     from fgpo_lib.table import RewardTable
 
     main_run, tie_run = LMRun("geneseq", "fgpo", RECIPE, seed=1), LMRun("geneseq", "fgpo", TIE_BREAK_POINT, role="tie-break", seed=1)

@@ -20,7 +20,8 @@ What a run is made of, bottom up:
   test choices re-scored on another table (the transfer design).
 * :mod:`.selector`: a trained adapter as a :class:`~fgpo_lib.selector.Selector`.
 * :mod:`.commands`: ``fgpo lm-train`` and ``fgpo lm-eval``.
-* :mod:`.design`: the chapter's runs (:data:`~.design.LM_RUNS`); :mod:`.report`: what the chapter shows of them.
+* :mod:`.design`: the chapter's runs (:data:`~.design.LM_RUNS`); :mod:`.report`: what the chapter shows of them;
+  :mod:`.routing`: whether they route, and the reference selector beside them.
 
 Array convention: ``scores: (n_candidates,)`` in the canonical subset order of the library's
 :class:`~fgpo_lib.subsets.SubsetSpace`; ``q = softmax(scores)``.

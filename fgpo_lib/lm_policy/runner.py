@@ -61,6 +61,8 @@ LM_ARMS: dict[str, LMArm] = {
     "grpo": LMArm(LMGRPOConfig, train_grpo, "GRPO (TRL)", True, GRPO_PAPER, "TRL's GRPOTrainer on sampled completions"),
     "sft": LMArm(LMSFTConfig, train_sft, "SFT (TRL)", False, SFT_ARM, "TRL's SFTTrainer on each question's best candidate"),
 }
+#: each arm's label in the chapter's tables and figures (the arm registry's)
+ARM_LABELS = {name: arm.label for name, arm in LM_ARMS.items()}
 
 
 def arm_config(arm: str, settings: dict):
@@ -239,4 +241,4 @@ def mean_score(scores) -> float:
     return 100 * float(np.mean(scores)) if len(scores) else float("nan")
 
 
-__all__ = ["DECODINGS", "LMArm", "LM_ARMS", "arm_config", "check_record", "mean_score", "record_tools", "rescore", "run_lm_arm"]
+__all__ = ["ARM_LABELS", "DECODINGS", "LMArm", "LM_ARMS", "arm_config", "check_record", "mean_score", "record_tools", "rescore", "run_lm_arm"]
