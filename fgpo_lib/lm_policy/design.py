@@ -67,8 +67,8 @@ class LMRun:
     """Passes of the answer-format warm start (:class:`~fgpo_lib.lm_policy.sft_arm.FormatWarmup`, :data:`ARM_WARMUP`)."""
     role: str = "main"
     """``main`` (the main table), ``search`` (the routing search), ``tie-break`` (the recipe with another dev tie
-    break, :data:`TIE_BREAK_POINT`), ``confirmation`` (that point on fresh seeds), ``first-design`` (FGPO's main runs before the search), ``lr-grid``,
-    ``format-anchor``, ``length-norm`` or ``policy-size``."""
+    break, :data:`TIE_BREAK_POINT`), ``confirmation`` (that point on fresh seeds), ``first-design`` (FGPO's main
+    runs before the search), ``lr-grid``, ``format-anchor``, ``length-norm`` or ``policy-size``."""
     in_search: bool = False
     """A ``main`` run that is also a point of the routing search (the search table lists it): the recipe's first
     seed on the search's benchmark is the search point that chose it."""

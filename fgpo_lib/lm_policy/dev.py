@@ -117,11 +117,12 @@ class DevSelector:
         """Keep ``point``'s checkpoint (the model as it is now) if it beats the selected one (:func:`selection_key`);
         else, if it ties the best dev score, as the last tie (the diagnostic)."""
         step = point["step"]
-        if step > 0 and point["dev_score"] > self.best:
-            self.first_step, self.first_state = step, trainable_state(self.model) if self.tie_break != "first" else None
         if step > 0 and selection_key(point, self.tie_break) > self.best_key:
+            new_score = point["dev_score"] > self.best  # a new best dev score: rule "first"'s selection too
             self.best_key, self.best_step, self.best_state = selection_key(point, self.tie_break), step, trainable_state(self.model)
             self.last_tie_step, self.last_tie_state = None, None
+            if new_score:  # the same checkpoint, shared (kept only where it can differ from the selection)
+                self.first_step, self.first_state = step, self.best_state if self.tie_break != "first" else None
         elif step > 0 and point["dev_score"] == self.best:
             self.last_tie_step, self.last_tie_state = step, trainable_state(self.model)
 

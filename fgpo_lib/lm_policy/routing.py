@@ -142,6 +142,11 @@ def dev_ties_frame(records: dict, arm: str = "fgpo") -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(["benchmark", "seed"], ignore_index=True) if rows else pd.DataFrame(rows)
 
 
+def _dev_scores(rec: dict) -> list[tuple]:
+    """A record's dev curve as ``(step, dev score)`` pairs: what two runs of the same training share."""
+    return [(p["step"], p["dev_score"]) for p in rec["curve"]]
+
+
 def tie_break_frame(records: dict) -> pd.DataFrame:
     """The tie-break point (:data:`~fgpo_lib.lm_policy.design.TIE_BREAK_POINT`, roles ``tie-break`` and
     ``confirmation``) under both rules, one row per run: ``role, benchmark, seed``; whether its dev curve agrees at
@@ -160,8 +165,7 @@ def tie_break_frame(records: dict) -> pd.DataFrame:
         own = rec.get("test_first_rule")
         if main is None and own is None:
             continue
-        curve = lambda r: [(p["step"], p["dev_score"]) for p in r["curve"]]  # noqa: E731
-        row = {"role": run.role, "benchmark": run.benchmark, "seed": run.seed, "same dev curve": curve(main[1]) == curve(rec) if main else np.nan}
+        row = {"role": run.role, "benchmark": run.benchmark, "seed": run.seed, "same dev curve": _dev_scores(main[1]) == _dev_scores(rec) if main else np.nan}
         first = main[1] if main else {"selected_step": own["step"], "test": {"scoring": own["scoring"]}}
         for rule, rc in (("first", first), ("expected", rec)):
             scoring = rc["test"]["scoring"]
