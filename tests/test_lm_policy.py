@@ -289,12 +289,13 @@ def test_the_tie_break_point_beside_its_main_run_by_hand():
     question (1 subset, does not route), and the tie-break point of the same seed, whose curve is the same and which
     selects update 50, where it picks the oracle's subsets (routes): one row, the same dev curve, each rule's update,
     subsets, score and verdict. A confirmation seed (no main run) takes the first rule's selection from its own
-    record's ``test_first_rule``; a seed with neither gives no row; a curve that differs says so."""
+    record's ``test_first_rule``; a seed with neither gives no row; a curve that differs says so. The confirmation's
+    verdict: pending with one seed, holds when seeds 3 to 5 route, fails when one picks a single subset."""
     import numpy as np
 
     from fgpo_lib.lm_policy.data import lm_splits
     from fgpo_lib.lm_policy.design import MAX_TRAIN, RECIPE, ROOT, TIE_BREAK_POINT, LMRun
-    from fgpo_lib.lm_policy.routing import routes_summary, tie_break_frame
+    from fgpo_lib.lm_policy.routing import confirmation_verdict, routes_summary, tie_break_frame
     from fgpo_lib.table import RewardTable
 
     main_run, tie_run = LMRun("geneseq", "fgpo", RECIPE, seed=1), LMRun("geneseq", "fgpo", TIE_BREAK_POINT, role="tie-break", seed=1)
@@ -318,7 +319,15 @@ def test_the_tie_break_point_beside_its_main_run_by_hand():
     assert np.isnan(mine["same dev curve"]) and (mine["selected update (first)"], mine["test subsets (first)"], bool(mine["routes (first)"])) == (20, 1, False)
     assert bool(mine["routes (expected)"]) and mine["test score (first)"] == pytest.approx(frame.iloc[0]["test score (first)"])
     assert routes_summary(records, role="confirmation") == "1 of 1 seeds on geneseq"
-    del records["confirm"]
+    assert confirmation_verdict(records) == "pending: 1 of 3 seeds recorded, every one routes"
+    for seed in (4, 5):
+        records[f"confirm{seed}"] = (LMRun("geneseq", "fgpo", TIE_BREAK_POINT, role="confirmation", seed=seed), confirm)
+    assert confirmation_verdict(records) == "holds: all 3 seeds route"
+    records["confirm4"] = (records["confirm4"][0], record(50, np.full(len(te), best)))  # one subset everywhere
+    assert confirmation_verdict(records) == "fails: seed 4 does not route (3 of 3 seeds recorded)"
+    for key in ("confirm", "confirm4", "confirm5"):
+        del records[key]
+    assert confirmation_verdict(records) == "pending: 0 of 3 seeds recorded"
     row = frame.iloc[0]
     assert (row["seed"], bool(row["same dev curve"]), row["selected update (first)"], row["selected update (expected)"]) == (1, True, 20, 50)
     assert (row["test subsets (first)"], row["test subsets (expected)"]) == (1, len(set(oracle.tolist())))

@@ -6,7 +6,8 @@ paper's policy" counts it, from the committed run records (it never trains).
 * :func:`routing_frame`: every run's test choices; :func:`reference_frame`: the untrained rows and the
   full-information reference selector on the same questions, which say how much routing the question text allows.
 * :func:`dev_ties_frame`, :func:`tie_break_frame`: dev selection's ties, and the tie-break point (with its
-  confirmation on fresh seeds) under both rules; :func:`search_frame`: the routing search, one row per point.
+  confirmation on fresh seeds) under both rules, and :func:`confirmation_verdict` on the confirmation's claim;
+  :func:`search_frame`: the routing search, one row per point.
 
 Array convention: a record's ``test["scoring"]`` holds ``choices, scores, sizes: (n_test_questions,)``, one subset
 index, its score in [0, 1] and its tool count per test question, in the record's test-question order.
@@ -109,6 +110,23 @@ def routes_summary(records: dict, role: str = "main", arm: str = "fgpo") -> str:
         if run.role == role and run.arm == arm:
             by.setdefault(run.benchmark, []).append(routes(run, rec))
     return "; ".join(f"{sum(v)} of {len(v)} seeds on {b}" for b, v in sorted(by.items()))
+
+
+def confirmation_verdict(records: dict) -> str:
+    """The confirmation's claim, registered before its seeds ran (every seed of
+    :data:`~fgpo_lib.lm_policy.design.CONFIRMATION_SEEDS` routes under the tie break, :func:`routes`), judged on the
+    records so far: ``"fails: seed 3 does not route (1 of 3 seeds recorded)"`` once one recorded seed does not,
+    ``"holds: all 3 seeds route"`` once every seed has a record and routes, else ``"pending: ..."``."""
+    from .design import CONFIRMATION_SEEDS
+
+    done = {run.seed: routes(run, rec) for run, rec in records.values() if run.role == "confirmation" and run.arm == "fgpo"}
+    failed = sorted(s for s, ok in done.items() if not ok)
+    recorded = f"{len(done)} of {len(CONFIRMATION_SEEDS)} seeds recorded"
+    if failed:
+        return f"fails: {', '.join(f'seed {s}' for s in failed)} {'does' if len(failed) == 1 else 'do'} not route ({recorded})"
+    if len(done) == len(CONFIRMATION_SEEDS):
+        return f"holds: all {len(done)} seeds route"
+    return f"pending: {recorded}" + (", every one routes" if done else "")
 
 
 def _last_tie_columns(run, rec) -> dict:
