@@ -224,7 +224,7 @@ def test_the_routing_rule_on_a_committed_table():
 
     from fgpo_lib.lm_policy.data import lm_splits
     from fgpo_lib.lm_policy.design import MAX_TRAIN, ROOT, LMRun
-    from fgpo_lib.lm_policy.routing import best_fixed_score, routes, routes_summary
+    from fgpo_lib.lm_policy.routing import best_fixed_score, routes, routes_by_benchmark, routes_summary
     from fgpo_lib.table import RewardTable
 
     run = LMRun("geneseq", "fgpo")
@@ -242,6 +242,7 @@ def test_the_routing_rule_on_a_committed_table():
     assert routes(run, record(oracle)) and not routes(run, record(np.full(len(te), best)))
     seeds = {"a": (LMRun("geneseq", "fgpo", seed=0), record(oracle)), "b": (LMRun("geneseq", "fgpo", seed=1), record(np.full(len(te), best))),
              "c": (LMRun("geneseq", "fgpo", role="first-design"), record(oracle)), "d": (LMRun("geneseq", "sft"), record(oracle))}
+    assert routes_by_benchmark(seeds) == {"geneseq": [(0, True), (1, False)]}
     assert routes_summary(seeds) == "1 of 2 seeds on geneseq" and routes_summary(seeds, arm="sft") == "1 of 1 seeds on geneseq"
     assert routes_summary({}) == ""
 

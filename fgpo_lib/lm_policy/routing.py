@@ -2,7 +2,8 @@
 paper's policy" counts it, from the committed run records (it never trains).
 
 * :func:`routes` is the chapter's rule (:data:`ROUTES_MIN_DISTINCT`, :data:`ROUTES_MAX_SHARE`, and a score above
-  :func:`best_fixed_score`); :func:`routes_summary` counts the runs of a registry role that satisfy it.
+  :func:`best_fixed_score`); :func:`routes_by_benchmark` applies it to the runs of a registry role, and
+  :func:`routes_summary` counts them.
 * :func:`routing_frame`: every run's test choices; :func:`reference_frame`: the untrained rows and the
   full-information reference selector on the same questions, which say how much routing the question text allows.
 * :func:`dev_ties_frame`, :func:`tie_break_frame`: dev selection's ties, and the tie-break point (with its
@@ -101,15 +102,20 @@ def routes(run, rec, scoring: dict | None = None) -> bool:
     return m["distinct_subsets"] >= ROUTES_MIN_DISTINCT and m["top_subset_share"] <= ROUTES_MAX_SHARE and mean_score(s["scores"]) > best_fixed_score(run, rec)
 
 
-def routes_summary(records: dict, role: str = "main", arm: str = "fgpo") -> str:
-    """Per benchmark, how many of ``arm``'s runs of registry ``role`` (default: FGPO's main runs; ``"tie-break"``
-    for the tie-break point) route (:func:`routes`): ``"3 of 3 seeds on geneseq; 1 of 3 seeds on geneturing"``
-    (benchmarks in name order), or ``""`` when no such run has a record."""
-    by: dict[str, list[bool]] = {}
+def routes_by_benchmark(records: dict, role: str = "main", arm: str = "fgpo") -> dict[str, list[tuple[int, bool]]]:
+    """Per benchmark (in name order), ``(seed, routes)`` for each of ``arm``'s runs of registry ``role`` (default:
+    FGPO's main runs), :func:`routes` deciding; ``{}`` when no such run has a record."""
+    by: dict[str, list[tuple[int, bool]]] = {}
     for run, rec in records.values():
         if run.role == role and run.arm == arm:
-            by.setdefault(run.benchmark, []).append(routes(run, rec))
-    return "; ".join(f"{sum(v)} of {len(v)} seeds on {b}" for b, v in sorted(by.items()))
+            by.setdefault(run.benchmark, []).append((run.seed, routes(run, rec)))
+    return dict(sorted(by.items()))
+
+
+def routes_summary(records: dict, role: str = "main", arm: str = "fgpo") -> str:
+    """:func:`routes_by_benchmark` counted: ``"3 of 3 seeds on geneseq; 1 of 3 seeds on geneturing"`` (``"tie-break"``
+    for the tie-break point), or ``""`` when no such run has a record."""
+    return "; ".join(f"{sum(ok for _, ok in v)} of {len(v)} seeds on {b}" for b, v in routes_by_benchmark(records, role, arm).items())
 
 
 def confirmation_verdict(records: dict) -> str:
@@ -119,7 +125,7 @@ def confirmation_verdict(records: dict) -> str:
     ``"holds: all 3 seeds route"`` once every seed has a record and routes, else ``"pending: ..."``."""
     from .design import CONFIRMATION_SEEDS
 
-    done = {run.seed: routes(run, rec) for run, rec in records.values() if run.role == "confirmation" and run.arm == "fgpo"}
+    done = dict(pair for v in routes_by_benchmark(records, role="confirmation").values() for pair in v)
     failed = sorted(s for s, ok in done.items() if not ok)
     recorded = f"{len(done)} of {len(CONFIRMATION_SEEDS)} seeds recorded"
     if failed:
