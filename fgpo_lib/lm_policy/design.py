@@ -37,7 +37,6 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .fgpo_arm import LM_LR_GRID
 from .warmup import FormatWarmup
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,14 +128,6 @@ ARM_SETTINGS = {"grpo": {"budget": 1.0, "eval_every": 20}}
 #: collapsed onto the empty answer. Three passes; each warm start records the chance it reached
 #: (``sampled_candidate_mass``).
 ARM_WARMUP = {"grpo": 3.0}
-#: the policy-size point's settings: one FGPO update of Qwen2.5-Coder-0.5B took 9.8 s a question against SmolLM2-135M's
-#: 3.6 s (``benchmarks/bench_lm_policy.py --benchmark geneturing --dtypes float32 --threads 1 --skip-naive`` with each
-#: backbone, on a busy 2-core machine), so four epochs would be 4-6 CPU-hours; one epoch (10 updates, a dev point
-#: every 5) keeps it near the issue's 2 CPU-hours, and the main SmolLM2 run's dev point at update 10 is the one to
-#: set it beside
-POLICY_SIZE_SETTINGS = {"epochs": 1.0, "eval_every": 5}
-#: the format-anchor run's settings (fgpo_arm.LMFGPOConfig.format_weight says why 0.1)
-FORMAT_ANCHOR_SETTINGS = {"format_weight": 0.1}
 #: GRPO's one learning-rate point beside :data:`LR`: every run's rate comes from FGPO's grid, and GRPO at LR had every
 #: group of its GeneTuring run dead from step 20 on (one greedy answer on every dev question). A third of the rate asks
 #: whether that collapse follows the rate rather than the objective
@@ -178,9 +169,19 @@ TIE_BREAK_POINT = {**RECIPE, "tie_break": "expected"}
 #: of three and the tie-break on all three. Registered before any of these seeds ran, with the claim it tests: every
 #: seed routes under the tie-break (the chapter's rule, on its training table's test questions). GeneTuring alone:
 #: GeneSeq routes under either rule, and on GeneRegion the question text predicts little (the reference selector)
-CONFIRMATION_SEEDS = (3, 4, 5)
+CONFIRMATION_SEEDS = (3,)
+#: what left the registry unrun, and why (the chapter lists it): each is a diagnostic beside the main table that no
+#: acceptance asks for, or one whose question is already answered
+UNRUN = {
+    "the confirmation's GeneTuring seeds 4 and 5": "its registered claim (every fresh seed routes) failed on seed 3, so they could change only the count",
+    "the tie-break point's GeneSeq seeds 1 and 2 and GeneRegion seeds 0-2": "the rule was reported beside the main runs, never in place of them, and the confirmation judged it",
+    "FGPO at rate 1e-3 on GeneTuring": "3e-4 already collapses q in the first design's runs; a faster rate cannot route more",
+    "the format anchor and the Qwen 0.5B policy on GeneTuring": "ablations of the first design's recipe, which the routing search replaced",
+}
+#: the tie-break point's seeds per benchmark that ran (the rest: :data:`UNRUN`)
+TIE_BREAK_SEEDS = {"geneturing": (0, 1, 2), "geneseq": (0,)}
 #: seeds of the main table per benchmark (the issue's floor: 3 for FGPO and SFT, 2 for GRPO)
-SEEDS = {"fgpo": (0, 1, 2), "sft": (0, 1, 2), "grpo": (0, 1)}
+SEEDS = {"fgpo": (0, 1, 2), "sampled": (0, 1, 2), "sft": (0, 1, 2), "grpo": (0, 1)}
 #: GRPO's learning rates in the main table. Seed 0 runs at each; the one with the better best dev score is GRPO's
 #: main row, and GRPO's later seeds run at that rate alone (the rate is tuned on one seed, then replicated: at 4.4
 #: CPU-hours a GRPO run, a second seed at the losing rate would cost 13 CPU-hours over three benchmarks for rows the
@@ -234,22 +235,75 @@ def _main_runs(benchmark: str, folder: Path) -> tuple[LMRun, ...]:
     return fgpo + sft + grpo
 
 
+#: the sampled arm's search on the proxy (issue: isolate the estimator): FGPO's arm with GRPO's sampled estimator
+#: (:mod:`~fgpo_lib.lm_policy.sampled_arm`, G = 6) at the grid of FGPO's search points, rate x entropy weight, on the
+#: search's schedule; its point for every later run is the one with the best dev score (:func:`chosen_point`)
+SAMPLED_SEARCH_POINTS: tuple[dict, ...] = tuple({**SEARCH_BASE, "lr": lr, "beta": beta} for lr in (1e-4, 3e-4) for beta in (0.3, 1.0))
+#: the sampled arm's dose-response on the proxy, at its chosen point: G draws per question (6, the paper's, is the
+#: chosen point itself), and Dr. GRPO's unscaled advantage at G = 6
+SAMPLED_GROUP_SIZES = (2, 16)
+SAMPLED_UNSCALED = {"scale_rewards": "none"}
+#: TRL GRPO's search on the proxy, at its chosen rate there (1e-4): the field's answers to dead groups, one at a time
+#: from TRL's defaults (loss dapo, scale_rewards group, beta 0, G = 6): DAPO's clip-higher, Dr. GRPO's loss with unscaled
+#: advantages, and G = 16 (the paper's Table 15), with a dev point every 10 of its 38 steps. TRL 1.16 has no entropy
+#: bonus for GRPO (its top_entropy_quantile masks tokens, it adds no term), so that answer is not a point here
+GRPO_SEARCH_POINTS: tuple[dict, ...] = ({"epsilon_high": 0.28}, {"loss_type": "dr_grpo", "scale_rewards": "none"}, {"group_size": 16, "eval_every": 10})
+#: the warm-start confound: FGPO's recipe from GRPO's 3-pass answer-format warm start on the proxy, seed 0
+WARM_START_POINT = ARM_WARMUP["grpo"]
+
+
+def chosen_point(runs: "tuple[LMRun, ...]", folder: Path = RECORDS_DIR) -> "LMRun | None":
+    """Of ``runs`` (seed 0 search points of one arm), the one with the best dev score after training began
+    (:func:`best_dev_score`, its own selection decoding); a tie goes to the earlier. None while one has no record."""
+    paths = [Path(folder) / f"{run.name}.json" for run in runs]
+    if not all(path.exists() for path in paths):
+        return None
+    scores = [best_dev_score(json.loads(path.read_text())) for path in paths]
+    return runs[max(range(len(runs)), key=lambda i: (scores[i], -i))]
+
+
+def sampled_search() -> tuple[LMRun, ...]:
+    """The sampled arm's search runs on the proxy (:data:`SAMPLED_SEARCH_POINTS`)."""
+    return tuple(LMRun(SEARCH_BENCHMARK, "sampled", point, role="search") for point in SAMPLED_SEARCH_POINTS)
+
+
+def grpo_search() -> tuple[LMRun, ...]:
+    """TRL GRPO's search runs on the proxy (:data:`GRPO_SEARCH_POINTS`) at its chosen rate there."""
+    return tuple(_arm_run(SEARCH_BENCHMARK, "grpo", {"lr": GRPO_LR_POINT, **point}, role="search") for point in GRPO_SEARCH_POINTS)
+
+
+def sampled_runs(folder: Path = RECORDS_DIR) -> tuple[LMRun, ...]:
+    """The sampled arm's runs: its search, then, once the search has chosen its point, the dose-response on the
+    proxy and the main seeds at that point on GeneSeq and GeneTuring (the search point is GeneSeq's seed 0)."""
+    search = sampled_search()
+    chosen = chosen_point(search, folder)
+    if chosen is None:
+        return search
+    point = chosen.settings
+    main = tuple(LMRun(b, "sampled", point, seed=s, in_search=(b, s) == (SEARCH_BENCHMARK, 0))
+                 for s in SEEDS["sampled"] for b in ("geneseq", "geneturing") if (b, s) != (SEARCH_BENCHMARK, 0))
+    dose = tuple(LMRun(SEARCH_BENCHMARK, "sampled", {**point, "group_size": g}, role="group-size") for g in SAMPLED_GROUP_SIZES)
+    return (*search, *main, *dose, LMRun(SEARCH_BENCHMARK, "sampled", {**point, **SAMPLED_UNSCALED}, role="group-size"))
+
+
 def lm_runs(folder: Path = RECORDS_DIR) -> tuple[LMRun, ...]:
-    """Every run, in the order the pipeline trains them: the routing search, the recipe's runs on every benchmark
-    (seed 0 first), then the first design's runs (FGPO's main runs before the search, its rate grid and ablations).
-    GRPO's later seeds depend on its seed-0 records in ``folder`` (:func:`chosen_grpo_rate`)."""
+    """Every run, in the order the pipeline trains them: the routing search, the sampled arm's runs, TRL GRPO's
+    search, the recipe's runs on every benchmark (seed 0 first), the warm-start run, then the first design's runs
+    (FGPO's main runs before the search, its rate grid and ablations). GRPO's later seeds depend on its seed-0 records
+    in ``folder`` (:func:`chosen_grpo_rate`), the sampled arm's seeds on its search's."""
     return (
         *(LMRun(SEARCH_BENCHMARK, "fgpo", point, role="search") for point in SEARCH_POINTS if point != RECIPE),
         SEARCH_SFT,
         LMRun(SEARCH_BENCHMARK, "fgpo", {**SEARCH_BASE, "epochs": 2.0}, role="search", init_from=SEARCH_SFT),
+        *sampled_runs(folder),
+        *grpo_search(),
         *sorted((r for b in LM_BENCHMARKS for r in _main_runs(b, folder)), key=lambda r: (r.seed, r.arm != "fgpo")),
-        *(LMRun(b, "fgpo", TIE_BREAK_POINT, role="tie-break", seed=s) for b in LM_BENCHMARKS for s in SEEDS["fgpo"]),
+        LMRun(SEARCH_BENCHMARK, "fgpo", RECIPE, format_warmup=WARM_START_POINT, role="warm-start"),
+        *(LMRun(b, "fgpo", TIE_BREAK_POINT, role="tie-break", seed=s) for b, seeds in TIE_BREAK_SEEDS.items() for s in seeds),
         *(LMRun("geneturing", "fgpo", TIE_BREAK_POINT, role="confirmation", seed=s) for s in CONFIRMATION_SEEDS),
         *(LMRun(b, "fgpo", role="first-design") for b in LM_BENCHMARKS),
-        *(LMRun("geneturing", "fgpo", {"lr": lr}, role="lr-grid") for lr in LM_LR_GRID if lr != LR),
-        LMRun("geneturing", "fgpo", FORMAT_ANCHOR_SETTINGS, role="format-anchor"),
+        LMRun("geneturing", "fgpo", {"lr": GRPO_LR_POINT}, role="lr-grid"),
         LMRun("geneturing", "fgpo", {"length_norm": False}, role="length-norm"),
-        LMRun("geneturing", "fgpo", POLICY_SIZE_SETTINGS, backbone="qwen2.5-coder-0.5b", role="policy-size"),
     )
 
 

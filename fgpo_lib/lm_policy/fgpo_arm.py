@@ -116,17 +116,54 @@ def lr_schedule(optimizer, cfg, steps: int):
     return get_cosine_schedule_with_warmup(optimizer, warm, steps) if cfg.schedule == "cosine" else get_constant_schedule_with_warmup(optimizer, warm)
 
 
+class ExactEstimator:
+    """FGPO's reward term: the exact expectation over every candidate, reading every training cell once.
+
+    An estimator is what :func:`train_on_candidates` asks for each question's loss; the sampled arm
+    (:mod:`.sampled_arm`) swaps this one for a sampled one and keeps everything else. ``rewards: (n_questions,
+    n_subsets)``, Eq. 1's reward of the table."""
+
+    def __init__(self, rewards: torch.Tensor, cfg: LMFGPOConfig) -> None:
+        self.rewards, self.cfg = rewards, cfg
+
+    def loss(self, scores: torch.Tensor, row: int) -> torch.Tensor:
+        """The loss on training question ``row`` from its candidates' ``scores: (n_candidates,)``."""
+        return objective_loss(scores, self.rewards[row], self.cfg)
+
+    def end_update(self) -> dict:
+        """What the curve records of the update just made (nothing: the exact term has no per-update randomness)."""
+        return {}
+
+    def state(self) -> dict:
+        return {}
+
+    def load_state(self, held: dict) -> None:
+        pass
+
+    def record(self, n_train: int) -> dict:
+        """The record's fields of the estimator: the reasoner calls are every training cell, once."""
+        return {"reasoner_calls": int(n_train * self.rewards.shape[1])}
+
+
 def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progress: bool = False, checkpoint: RunCheckpoint | None = None) -> dict:
     """Train the adapter of ``model`` (a peft model) with FGPO; returns ``{"config", "curve", "selected_step", "test",
     "train_seconds", "reasoner_calls"}``. ``splits``: :func:`~fgpo_lib.lm_policy.data.lm_splits`. With a
     ``checkpoint`` the loop saves its whole state at every dev point and resumes from the last one, with the same
     data order, so a resumed run's result is an uninterrupted run's (:mod:`.resume`)."""
+    return train_on_candidates(model, tokenizer, table, splits, cfg, ExactEstimator, progress, checkpoint)
+
+
+def train_on_candidates(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, estimator, progress: bool = False, checkpoint: RunCheckpoint | None = None) -> dict:
+    """The loop of :func:`train_fgpo` with the reward term of ``estimator``, a class called as ``estimator(rewards,
+    cfg)`` (:class:`ExactEstimator` or the sampled arm's): everything else (data order, warm-up, schedule, entropy
+    term, format anchor, dev selection, checkpoints) is the same for every estimator."""
     from tqdm import tqdm
 
     check_table(table)
     if model.is_gradient_checkpointing:  # TRL's warm start turns it on; it drops the KV cache the shared prompt needs
         model.gradient_checkpointing_disable()
     rewards = torch.as_tensor(RewardSpec.parse(cfg.reward).apply(table.rewards, table.space), dtype=torch.float32, device=model.device)
+    term = estimator(rewards, cfg)
     train_rows = np.asarray(splits["train"])
     cands = candidate_token_ids(tokenizer, table)
     prompts = {int(r): tokenizer(prompt_text(tokenizer, table.questions[r], table.space.n_tools), add_special_tokens=False, return_tensors="pt")["input_ids"][0] for r in train_rows}
@@ -138,6 +175,7 @@ def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progres
     rng = np.random.default_rng(cfg.seed)
     dev = DevSelector(model, tokenizer, table, splits["dev"], "scoring", cfg.length_norm, measures=cfg.dev_measures, temperature=cfg.temperature, tie_break=cfg.tie_break)
     order, cursor, started, first, before = rng.permutation(train_rows), 0, time.time(), 1, 0.0
+    updates: list[dict] = []  # the estimator's per-update measures (empty for the exact one)
     held = checkpoint.load_arm() if checkpoint else None
     if held is not None:
         restore(model, held["adapter"])
@@ -145,6 +183,8 @@ def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progres
         schedule.load_state_dict(held["schedule"])
         rng.bit_generator.state = held["rng"]
         dev.load_state(held["dev"])
+        term.load_state(held.get("estimator", {}))
+        updates = list(held.get("updates", []))
         order, cursor, first, before = np.asarray(held["order"]), held["cursor"], held["step"] + 1, held["seconds"]
     else:
         dev(0)
@@ -158,7 +198,7 @@ def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progres
         for r in rows:
             token_logp, mask = candidate_token_logps(model, prompts[int(r)], cands, tokenizer.pad_token_id or 0)
             scores = reduce_scores(token_logp, mask, cfg.length_norm)
-            loss = objective_loss(scores.float(), rewards[r], cfg)
+            loss = term.loss(scores.float(), int(r))
             if cfg.format_weight:
                 loss = loss - cfg.format_weight * format_anchor(reduce_scores(token_logp, mask, False), scores / cfg.temperature)
             loss = loss / len(rows)
@@ -166,16 +206,21 @@ def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progres
             total += float(loss.detach())
         optimizer.step()
         schedule.step()
+        measured = term.end_update()
+        if measured:
+            updates.append({"step": step, **measured})
         model.eval()
         if step % cfg.eval_every == 0 or step == steps:
-            dev(step, {"loss": total})
+            dev(step, {"loss": total, **measured})
             if checkpoint is not None:
                 checkpoint.save_arm({"step": step, "adapter": trainable_state(model), "optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(),
-                                     "rng": rng.bit_generator.state, "order": order, "cursor": cursor, "dev": dev.state(), "seconds": before + time.time() - started})
+                                     "rng": rng.bit_generator.state, "order": order, "cursor": cursor, "dev": dev.state(), "seconds": before + time.time() - started,
+                                     "estimator": term.state(), "updates": updates})
     seconds = before + time.time() - started
     if dev.best_state is not None:
         restore(model, dev.best_state)
-    return {"config": asdict(cfg), "curve": dev.curve, "selected_step": dev.best_step, "train_seconds": seconds,
-            "reasoner_calls": int(len(train_rows) * table.n_subsets), "test": evaluate_on_test(model, tokenizer, table, splits["test"], cfg.length_norm, temperature=cfg.temperature),
+    return {"config": asdict(cfg), "curve": dev.curve, "selected_step": dev.best_step, "train_seconds": seconds, **term.record(len(train_rows)),
+            **({"updates": updates} if updates else {}),
+            "test": evaluate_on_test(model, tokenizer, table, splits["test"], cfg.length_norm, temperature=cfg.temperature),
             "test_last_tie": dev.last_tie_test(splits["test"], cfg.length_norm, cfg.temperature),
             "test_first_rule": dev.first_rule_test(splits["test"], cfg.length_norm, cfg.temperature)}

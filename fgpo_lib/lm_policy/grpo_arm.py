@@ -121,13 +121,16 @@ class LMGRPOConfig(Ranged):
     """TRL's advantage scaling, set explicitly."""
     beta: float = 0.0
     """KL weight to the initial policy (TRL's default 0)."""
+    epsilon_high: float = 0.2
+    """Upper clipping bound of the policy ratio, 1 + epsilon_high (TRL's default: its epsilon, 0.2); DAPO's
+    clip-higher raises it to 0.28 so that unlikely completions with a positive advantage can grow."""
     eval_every: int = 10
     """Steps between dev evaluations (and checkpoints)."""
     seed: int = 0
     """TRL's seed: sampling and data order."""
 
     RANGES = {"lr": (1e-12, 1.0), "group_size": (2, MAX_GROUP), "questions_per_step": (1, MAX_QUESTIONS), "temperature": (1e-6, None),
-              "max_completion_length": (1, 4096), "budget": (1e-6, 10_000), "beta": (0, None), "eval_every": (1, MAX_STEPS), "seed": (0, MAX_SEED)}
+              "max_completion_length": (1, 4096), "budget": (1e-6, 10_000), "beta": (0, None), "epsilon_high": (0, None), "eval_every": (1, MAX_STEPS), "seed": (0, MAX_SEED)}
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -154,7 +157,7 @@ def grpo_args(cfg: LMGRPOConfig, out: str, steps: int, progress: bool = False, s
     return GRPOConfig(
         **saving, learning_rate=cfg.lr, num_generations=cfg.group_size, temperature=cfg.temperature,
         max_completion_length=cfg.max_completion_length, per_device_train_batch_size=cfg.questions_per_step * cfg.group_size,
-        max_steps=steps, loss_type=cfg.loss_type, scale_rewards=cfg.scale_rewards, beta=cfg.beta, **device_args(model),
+        max_steps=steps, loss_type=cfg.loss_type, scale_rewards=cfg.scale_rewards, beta=cfg.beta, epsilon_high=cfg.epsilon_high, **device_args(model),
         logging_steps=1, report_to=[], seed=cfg.seed, disable_tqdm=not progress, lr_scheduler_type="cosine",
         gradient_checkpointing=True,
     )
@@ -194,7 +197,7 @@ def train_grpo(model, tokenizer, table, splits: dict, cfg: LMGRPOConfig, progres
         seconds = train_with_dev(trainer, dev, steps, cfg.eval_every, lambda: {"reasoner_calls": reward.calls, "format_failures": reward.format_failures, "completions": reward.completions},
                                  checkpoint, counters)
     steps_log = [p for p in logged if "frac_reward_zero_std" in p]
-    return {"config": asdict(cfg), "trl": {"loss_type": args.loss_type, "scale_rewards": args.scale_rewards, "num_generations": args.num_generations, "gradient_checkpointing": args.gradient_checkpointing,
+    return {"config": asdict(cfg), "trl": {"loss_type": args.loss_type, "scale_rewards": args.scale_rewards, "num_generations": args.num_generations, "epsilon_high": args.epsilon_high, "gradient_checkpointing": args.gradient_checkpointing,
                                             "temperature": args.temperature, "max_steps": steps, "completions_budget": completions_budget},
             "curve": dev.curve, "selected_step": dev.best_step, "train_seconds": seconds, "reasoner_calls": reward.calls,
             "format_failures": reward.format_failures, "completions": reward.completions,

@@ -30,6 +30,7 @@ from ..table import RewardTable
 from .data import LMPolicyError, check_table, lm_splits, score_choices
 from .fgpo_arm import LMFGPOConfig, train_fgpo
 from .grpo_arm import LMGRPOConfig, train_grpo
+from .sampled_arm import LMSampledConfig, train_sampled
 from .resume import RunCheckpoint
 from .sft_arm import LMSFTConfig, train_sft
 from .warmup import FormatWarmup, format_warmup, shared_warm_start
@@ -58,6 +59,7 @@ class LMArm:
 #: the arm registry of the policy; ``fgpo lm-train``, the run design and the chapter derive from it
 LM_ARMS: dict[str, LMArm] = {
     "fgpo": LMArm(LMFGPOConfig, train_fgpo, "FGPO", False, FGPO_ARM, "the exact expected reward over every candidate subset (or TPO's exact target)"),
+    "sampled": LMArm(LMSampledConfig, train_sampled, "Sampled", False, GRPO_PAPER, "FGPO's arm with GRPO's sampled estimator: G draws from q per question, group-normalised advantage"),
     "grpo": LMArm(LMGRPOConfig, train_grpo, "GRPO (TRL)", True, GRPO_PAPER, "TRL's GRPOTrainer on sampled completions"),
     "sft": LMArm(LMSFTConfig, train_sft, "SFT (TRL)", False, SFT_ARM, "TRL's SFTTrainer on each question's best candidate"),
 }
