@@ -10,10 +10,11 @@ The run's partial state lives in a folder beside its record, ``<record>.partial/
   random state, the dev curve and best checkpoint, the reward function's counters, and the seconds spent so far.
   FGPO's loop writes it itself; the TRL arms write TRL's own checkpoint (``trl/``) and this file beside it.
 
-The folder is not git-ignored, on purpose: a run that can outlive its machine (an FGPO run takes about two
-CPU-hours) has its partial folder committed, and a clone resumes it with the same ``fgpo lm-train`` command. It is
-about 35 MB for a SmolLM2-135M run (four copies of the 1.8M-parameter adapter in float32: the current one, Adam's two
+The folder is training state and git ignores it (``.gitignore``; ``tests/test_repository.py`` checks): it is about
+35 MB for a SmolLM2-135M run (four copies of the 1.8M-parameter adapter in float32: the current one, Adam's two
 moments and the best checkpoint, plus the warm start's), not less, since a resumed run must equal an uninterrupted one.
+A run that cannot finish on its machine keeps it there; where nothing else outlives the machine, its exact state may be
+committed once (``git add -f``) and removed from the tree when the run finishes.
 
 A resumed run continues from that step with the same data order and random state, so FGPO's result equals an
 uninterrupted run's; the TRL arms resume through the trainer's ``resume_from_checkpoint``. Writes are atomic (a
