@@ -28,9 +28,23 @@ def _quiet_interrupt_while_starting() -> None:
     stop.fgpo_starting = True
     launched = os.environ.pop("FGPO_START_SIGINT", None)  # not passed on to the reasoners' and workers' processes
     handler = signal.getsignal(signal.SIGINT)
+    orig = list(getattr(sys, "orig_argv", []))
+    as_module = any(a == "-m" and b == "fgpo_lib.cli" for a, b in zip(orig, orig[1:]))  # python -m fgpo_lib.cli, while the package loads
     if (launched == "default" and handler is signal.SIG_IGN) or (
-            launched is None and os.path.basename(sys.argv[0] if sys.argv else "") == "fgpo" and handler is signal.default_int_handler):
+            launched is None and (os.path.basename(sys.argv[0] if sys.argv else "") == "fgpo" or as_module) and handler is signal.default_int_handler):
         signal.signal(signal.SIGINT, stop)
+    _mark_ready("starting")
+
+
+def _mark_ready(stage: str) -> None:
+    """Append ``stage`` to the file ``FGPO_READY_FILE`` names, if set: a child's own "ready" marker, so that a test
+    sends its signal at a known stage rather than after a delay that depends on the machine's load."""
+    import os
+
+    path = os.environ.get("FGPO_READY_FILE")
+    if path:
+        with open(path, "a") as fh:
+            fh.write(stage + "\n")
 
 
 _quiet_interrupt_while_starting()

@@ -16,40 +16,55 @@ import sys
 import threading
 from dataclasses import dataclass
 
+from .outputs import Output
+
 
 @dataclass(frozen=True)
 class Command:
-    """One subcommand: the module that implements it, its one-line help, and the names of its two functions."""
+    """One subcommand: the module that implements it, its one-line help, the names of its two functions, and the files
+    it writes and reads (checked before it runs: :func:`fgpo_lib.outputs.claim_outputs`)."""
 
     module: str
     help: str
     add: str = "add_arguments"
     run: str = "run"
+    outputs: tuple[Output, ...] = ()
+    """Every output flag, with the kind of file it writes; a command with outputs gets ``--force``."""
+    inputs: tuple[str, ...] = ()
+    """The flags (or positionals) naming files it reads, which no output may be."""
 
 
 #: the subcommands, in the order ``fgpo --help`` lists them
 COMMANDS: dict[str, Command] = {
-    "train": Command("fgpo_lib.commands.train", "train one method on one seed; --save-selector keeps the trained selector"),
-    "compare": Command("fgpo_lib.commands.compare", "several methods x seeds, with confidence intervals"),
-    "frontier": Command("fgpo_lib.commands.frontier", "the cost-accuracy frontier: FGPO over a sweep of the parsimony weight, with the reference points"),
-    "select": Command("fgpo_lib.commands.select", "pick tools for new questions with a saved selector (one JSON line per question)"),
-    "example-table": Command("fgpo_lib.commands.example_table", "write the illustrative 4-tool protein-structure table"),
-    "precompute": Command("fgpo_lib.precompute.command", "evaluate every (question, subset) cell with a frozen reasoner into a reward table"),
+    "train": Command("fgpo_lib.commands.train", "train one method on one seed; --save-selector keeps the trained selector",
+                     outputs=(Output("out", "record"), Output("save_selector", "selector")), inputs=("--table",)),
+    "compare": Command("fgpo_lib.commands.compare", "several methods x seeds, with confidence intervals", outputs=(Output("out", "record"),), inputs=("--table",)),
+    "frontier": Command("fgpo_lib.commands.frontier", "the cost-accuracy frontier: FGPO over a sweep of the parsimony weight, with the reference points",
+                        outputs=(Output("plot", "figure"), Output("save_selector", "selector")), inputs=("--table",)),
+    "select": Command("fgpo_lib.commands.select", "pick tools for new questions with a saved selector (one JSON line per question)",
+                      outputs=(Output("out", "jsonl"),), inputs=("selector", "--questions")),
+    "example-table": Command("fgpo_lib.commands.example_table", "write the illustrative 4-tool protein-structure table", outputs=(Output("out", "table"),)),
+    "precompute": Command("fgpo_lib.precompute.command", "evaluate every (question, subset) cell with a frozen reasoner into a reward table",
+                          outputs=(Output("out", "table"),), inputs=("--resume-from", "--cache")),
     "table-info": Command("fgpo_lib.commands.table_info", "summary statistics of a reward table; of several, one markdown row each"),
     "verify-table": Command("fgpo_lib.commands.verify_table", "re-evaluate random cells of a precomputed table live"),
-    "cross-build": Command("fgpo_lib.commands.cross_build", "measure how a committed LLM table's cells re-derive under this machine's llama.cpp build (one record per table)"),
+    "cross-build": Command("fgpo_lib.commands.cross_build", "measure how a committed LLM table's cells re-derive under this machine's llama.cpp build (one record per table)",
+                           outputs=(Output("out_dir", "folder"),)),
     "plan": Command("fgpo_lib.commands.plan", "what a tool library costs: subsets, table memory, precompute time, the GRPO budget"),
     "questions": Command("fgpo_lib.commands.questions", "print a benchmark's questions as JSONL (qid, task, split, exact text): the keys fgpo score takes"),
     "score": Command("fgpo_lib.commands.score", "score free-text predictions on a built-in benchmark, per task"),
-    "coverage": Command("fgpo_lib.commands.coverage", "per task: share of questions answerable from some tool subset's outputs"),
-    "scaling": Command("fgpo_lib.scaling", "the scaling chapter's runs: tables of 8 to 20 tools from a reader, every estimator on each (records/scaling/)"),
-    "ondemand": Command("fgpo_lib.ondemand", "the sampled estimators with every cell an on-demand LLM call, on 12-20 tools (records/scaling_llm/)"),
+    "coverage": Command("fgpo_lib.commands.coverage", "per task: share of questions answerable from some tool subset's outputs", outputs=(Output("markdown", "markdown"),)),
+    "scaling": Command("fgpo_lib.scaling", "the scaling chapter's runs: tables of 8 to 20 tools from a reader, every estimator on each (records/scaling/)",
+                       outputs=(Output("out_dir", "folder"),)),
+    "ondemand": Command("fgpo_lib.ondemand", "the sampled estimators with every cell an on-demand LLM call, on 12-20 tools (records/scaling_llm/)",
+                        outputs=(Output("out_dir", "folder"),)),
     "lm-train": Command("fgpo_lib.lm_policy.commands", "train the language-model policy (LoRA) with one arm on a 4-tool table; writes a run record and its adapter",
-                        "add_train_arguments", "run_train"),
+                        "add_train_arguments", "run_train", outputs=(Output("out", "record"), Output("save_selector", "selector")), inputs=("--table", "--init-adapter")),
     "lm-eval": Command("fgpo_lib.lm_policy.commands", "score a language-model run record's test choices on other reasoners' tables (the transfer design)",
-                       "add_eval_arguments", "run_eval"),
+                       "add_eval_arguments", "run_eval", outputs=(Output("out", "record"),), inputs=("record", "--table")),
     "pipeline": Command("fgpo_lib.pipeline", "every stage in order: precompute (resuming committed tables), scaling, on-demand, the language-model policy, study; --dry-run prints the plan"),
-    "study": Command("fgpo_lib.study.runner", "run every setting's notebook, the summary notebooks, then build the book (what make book does)"),
+    "study": Command("fgpo_lib.study.runner", "run every setting's notebook, the summary notebooks, then build the book (what make book does)",
+                     outputs=(Output("book_dir", "folder"),)),
 }
 
 
@@ -78,6 +93,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if name == command:
             module = importlib.import_module(cmd.module)
             getattr(module, cmd.add)(p)
+            if cmd.outputs and not any(a.dest == "force" for a in p._actions):
+                p.add_argument("--force", action="store_true", help="replace an output file that another command (or no fgpo command) wrote")
             p.set_defaults(func=getattr(module, cmd.run))
     return parser
 
@@ -93,9 +110,15 @@ def _warning_line(command: str):
     return show
 
 
-def _interrupted(label: str) -> int:
-    print(f"fgpo {label}: interrupted; every finished cell or run written so far is kept", file=sys.stderr)
-    return 130
+def _interrupted(label: str, exc: BaseException | None = None) -> int:
+    """One line for an interrupt (Ctrl-C, or SIGTERM as :class:`~fgpo_lib.errors.Terminated`), with what the command
+    says it kept (the exception's ``kept``) where it says so; exit 130, or 128 + the signal's number."""
+    from .errors import Terminated
+
+    kept = getattr(exc, "kept", None)
+    what = "terminated" if isinstance(exc, Terminated) else "interrupted"
+    print(f"fgpo {label}: {what}" + (f"; {kept}" if kept else "; no output was replaced by a partial one"), file=sys.stderr)
+    return 128 + exc.signum if isinstance(exc, Terminated) else 130
 
 
 def _caused_by_interrupt(exc: BaseException) -> bool:
@@ -133,10 +156,12 @@ class _CtrlC:
 
     def __init__(self) -> None:
         self.came = False
+        self.deferred = False  # a Ctrl-C that came inside an import and has not been raised yet
 
     def __call__(self, signum, frame):
         self.came = True
         if _importing(frame):
+            self.deferred = True
             # a KeyboardInterrupt inside an import can leave a C extension half-initialised: NumPy's, interrupted
             # 80 ms in, printed "ImportError: _multiarray_umath failed to import" and the interpreter then crashed
             # (SIGSEGV). So the Ctrl-C comes again once the import is over, every 50 ms until it is.
@@ -147,9 +172,13 @@ class _CtrlC:
         # what the KeyboardInterrupt leaves half built (a tqdm bar interrupted in its __init__) fails again when it is
         # collected or at exit, and Python prints that as "Exception ignored ... Traceback": after a Ctrl-C, noise
         sys.unraisablehook = _quiet_after_ctrl_c
+        self.deferred = False
         raise KeyboardInterrupt
 
     def __enter__(self) -> "_CtrlC":
+        from .errors import install_terminate_handler
+
+        self.previous_term = install_terminate_handler()
         self.previous = signal.getsignal(signal.SIGINT)
         starting = getattr(self.previous, "fgpo_starting", False)  # fgpo_lib/__init__.py's start-up handler
         in_main = threading.current_thread() is threading.main_thread()  # only the main thread sets a handler
@@ -163,6 +192,8 @@ class _CtrlC:
     def __exit__(self, *exc) -> None:
         if self.installed:
             signal.signal(signal.SIGINT, self.previous)
+        if self.previous_term is not None:
+            signal.signal(signal.SIGTERM, self.previous_term)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -177,9 +208,21 @@ def main(argv: list[str] | None = None) -> int:
             import warnings
 
             warnings.showwarning = _warning_line(args.command)
-            return args.func(args)
-        except KeyboardInterrupt:
-            return _interrupted(label)
+            from .outputs import claim_outputs
+
+            cmd = COMMANDS[args.command]
+            claim_outputs(args.command, args, cmd.outputs, cmd.inputs)
+            if sys.stdout is None and not any(getattr(args, o.dest, None) for o in cmd.outputs):  # started with >&-
+                raise OSError("standard output is closed, so the command's result would be lost" + ("; give " + " or ".join(o.flag for o in cmd.outputs) if cmd.outputs else ""))
+            from . import _mark_ready
+
+            _mark_ready("running")
+            status = args.func(args)
+            if ctrl_c.deferred:  # a Ctrl-C that came during an import the command ended before raising: still an interrupt
+                return _interrupted(label)
+            return status
+        except KeyboardInterrupt as exc:
+            return _interrupted(label, exc)
         except (ValueError, RuntimeError, OSError, KeyError) as exc:  # RewardTableError, PrecomputeError, OutputError, ...
             if ctrl_c.came or _caused_by_interrupt(exc):
                 return _interrupted(label)

@@ -38,10 +38,9 @@ from typing import Sequence
 import numpy as np
 
 from ._version import __version__
+from .selector_folder import FORMAT_NAME, FORMAT_VERSION, SelectorError, check_selector_dir, is_selector_folder, read_selector_doc, write_selector_folder
 from .subsets import SubsetSpace
 
-FORMAT_NAME = "fgpo-selector"
-FORMAT_VERSION = 1
 #: the kinds of selector: ``lm``'s code lives with the language-model policy and is imported by name when used (as
 #: the reasoner registry's targets are), so this module sits below :mod:`fgpo_lib.lm_policy`
 KINDS = {"linear": None, "lm": "fgpo_lib.lm_policy.selector"}
@@ -53,10 +52,6 @@ def _kind_module(kind: str):
     return importlib.import_module(KINDS[kind])
 #: fixed texts whose features fingerprint a featurizer (a changed featurizer gives other features of them)
 PROBE_TEXTS = ("Which gene is SNP rs1217074595 associated with?", "What is the GC content of ACGTTGCA?", "Is it raining in Oslo today?", "")
-
-
-class SelectorError(ValueError):
-    """A selector folder that cannot be saved, loaded or used, named (its path and what is wrong)."""
 
 
 def featurizer_fingerprint(featurizer) -> str:
@@ -122,22 +117,54 @@ class Selector:
         if self.kind == "linear":
             import torch
 
-            if self._featurize is None:
-                from .features import FEATURIZERS
-
-                self._featurize = FEATURIZERS[self.featurizer["name"]](**(self.featurizer.get("settings") or {}))
-            x = torch.as_tensor(np.asarray(self._featurize(questions), np.float32))
+            x = torch.as_tensor(np.asarray(self._featurizer()(questions), np.float32))
             with torch.no_grad():
                 return torch.softmax(self.policy(x).double(), dim=-1).numpy()
         return _kind_module("lm").lm_probabilities(self, questions)
 
-    def choices(self, questions: Sequence[str]) -> np.ndarray:
-        """``(len(questions),)``: each question's argmax subset, as a canonical index."""
-        return self.probabilities(questions).argmax(axis=1)
+    def _featurizer(self):
+        """The linear selector's featurizer, built on first use."""
+        if self._featurize is None:
+            from .features import FEATURIZERS
 
-    def select(self, questions: Sequence[str]) -> list[tuple[str, ...]]:
-        """The tools to call for each question: its argmax subset, as tool names in canonical order."""
-        return [self.space.names_of(int(s)) for s in self.choices(questions)]
+            self._featurize = FEATURIZERS[self.featurizer["name"]](**(self.featurizer.get("settings") or {}))
+        return self._featurize
+
+    @property
+    def subset_names(self) -> list[str]:
+        """The columns of :meth:`probabilities`: each subset's ``'+'``-joined tool names (``''``: no tool)."""
+        return self.space.labels()
+
+    def predicted_rewards(self, questions: Sequence[str]) -> np.ndarray | None:
+        """``(len(questions), n_subsets)``: each subset's predicted reward, for a reference selector (its ridge
+        predictions: the policy's logits times its temperature); None for a selector that predicts no reward."""
+        if self.kind != "linear" or self.provenance.get("method") != "reference":
+            return None
+        import torch
+
+        temperature = float(((self.provenance.get("config") or {}).get("reference") or {}).get("temperature", 0.05))
+        x = torch.as_tensor(np.asarray(self._featurizer()(_texts(questions)), np.float32))
+        with torch.no_grad():
+            return self.policy(x).double().numpy() * temperature
+
+    def choices(self, questions: Sequence[str], max_tools: int | None = None, threshold: float = 0.0, fallback: Sequence[str] | None = None) -> np.ndarray:
+        """``(len(questions),)``: each question's chosen subset, as a canonical index: the most probable one, within
+        ``max_tools`` tools, or ``fallback`` where that probability is below ``threshold`` (:mod:`fgpo_lib.selector_rule`)."""
+        from .selector_rule import choose, rule_from
+
+        return choose(self.probabilities(questions), self.space, rule_from(max_tools, threshold, fallback))[0]
+
+    def select(self, questions: Sequence[str], max_tools: int | None = None, threshold: float = 0.0, fallback: Sequence[str] | None = None) -> list[tuple[str, ...]]:
+        """The tools to call for each question, by name in canonical order (:meth:`choices`)."""
+        return [self.space.names_of(int(s)) for s in self.choices(questions, max_tools, threshold, fallback)]
+
+    def explain(self, questions: Sequence[str], max_tools: int | None = None, threshold: float = 0.0, fallback: Sequence[str] | None = None, top: int = 3) -> list[dict]:
+        """Per question, the choice and why (:func:`fgpo_lib.selector_rule.explain`): its policy probability (not a
+        chance of being right), the runner-up subsets, each tool's marginal probability, the expected tools and, for a
+        reference selector, the predicted rewards."""
+        from .selector_rule import explain, rule_from
+
+        return explain(self.probabilities(questions), self.space, rule_from(max_tools, threshold, fallback), top, self.predicted_rewards(questions))
 
     # --- build ------------------------------------------------------------------------------------------------------
     @classmethod
@@ -170,42 +197,31 @@ class Selector:
         return doc
 
     def save(self, folder: str | Path) -> Path:
-        """Write the folder (module doc): ``selector.json`` and the weights, each atomically."""
-        from .files import atomic_write, atomic_write_json
+        """Write the folder (module doc) whole or not at all (:func:`~fgpo_lib.selector_folder.write_selector_folder`):
+        the weights and ``selector.json`` with every file's sha256."""
 
-        folder = check_selector_dir(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        if self.kind == "linear":
-            from safetensors.torch import save_file
+        def write_files(staging: Path) -> None:
+            if self.kind == "linear":
+                from safetensors.torch import save_file
 
-            tensors = {k: v.detach().contiguous() for k, v in self.policy.state_dict().items()}
-            atomic_write(folder / "weights.safetensors", lambda tmp: save_file(tensors, str(tmp)))
-        else:
-            _kind_module("lm").save_adapter(self, folder)
-        atomic_write_json(folder / "selector.json", self.to_json())
-        return folder
+                save_file({k: v.detach().contiguous() for k, v in self.policy.state_dict().items()}, str(staging / "weights.safetensors"))
+            else:
+                _kind_module("lm").save_adapter(self, staging)
+
+        return write_selector_folder(folder, write_files, self.to_json())
 
     @classmethod
-    def load(cls, folder: str | Path) -> "Selector":
-        """Read a folder written by :meth:`save` (module doc); every problem is a :class:`SelectorError` naming it."""
+    def load(cls, folder: str | Path, tools: Sequence[str] | None = None) -> "Selector":
+        """Read a folder written by :meth:`save` (module doc); every problem is a :class:`SelectorError` naming it.
+        ``tools``: the agent's tool names, in any order; a selector trained on other tools is refused, naming both."""
         folder = Path(folder)
-        meta_path = folder / "selector.json"
-        if not meta_path.is_file():
-            raise SelectorError(f"{folder}: not a selector folder (no selector.json); fgpo train --save-selector DIR writes one")
-        try:
-            doc = json.loads(meta_path.read_text())
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise SelectorError(f"{meta_path}: not readable JSON ({exc})") from None
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
-            raise SelectorError(f"{meta_path}: not an fgpo selector (format {doc.get('format') if isinstance(doc, dict) else None!r})")
-        if doc.get("version") != FORMAT_VERSION:
-            raise SelectorError(f"{meta_path}: selector format version {doc.get('version')!r}; this library reads version {FORMAT_VERSION}")
-        if doc.get("kind") not in KINDS:
-            raise SelectorError(f"{meta_path}: unknown selector kind {doc.get('kind')!r}; known: {', '.join(KINDS)}")
+        doc = read_selector_doc(folder, KINDS)
+        if tools is not None:
+            check_tools(doc["space"]["tool_names"], tools, folder)
         try:
             space = SubsetSpace.from_dict(doc["space"])
         except Exception as exc:  # noqa: BLE001
-            raise SelectorError(f"{meta_path}: malformed subset space ({exc})") from None
+            raise SelectorError(f"{folder / 'selector.json'}: malformed subset space ({exc})") from None
         if doc["kind"] == "lm":
             return _kind_module("lm").load_lm_selector(cls, folder, doc, space)
         return cls._load_linear(folder, doc, space)
@@ -215,23 +231,57 @@ class Selector:
         import torch
         from safetensors.torch import load_file
 
-        from .policy import SubsetPolicy
+        from .policy import PARAMETERIZATIONS, SubsetPolicy
 
-        feat = _featurizer_from_spec(doc.get("featurizer") or {}, folder)
-        shape = doc.get("policy") or {}
+        shape = doc.get("policy")
+        if not isinstance(shape, dict) or not isinstance(shape.get("n_features"), int) or isinstance(shape.get("n_features"), bool) or shape["n_features"] < 1:
+            raise SelectorError(f"{folder / 'selector.json'}: field policy.n_features must be a whole number >= 1")
+        if shape.get("parameterization") not in PARAMETERIZATIONS:
+            raise SelectorError(f"{folder / 'selector.json'}: field policy.parameterization must be one of {', '.join(PARAMETERIZATIONS)}, got {shape.get('parameterization')!r}")
+        if not isinstance(shape.get("hidden", 0), int) or isinstance(shape.get("hidden", 0), bool) or shape.get("hidden", 0) < 0:
+            raise SelectorError(f"{folder / 'selector.json'}: field policy.hidden must be a whole number >= 0")
+        if not isinstance(doc.get("featurizer"), dict):
+            raise SelectorError(f"{folder / 'selector.json'}: field featurizer must be an object")
+        feat = _featurizer_from_spec(doc["featurizer"], folder)
         weights = folder / "weights.safetensors"
         if not weights.is_file():
             raise SelectorError(f"{folder}: no weights.safetensors; the folder is incomplete")
         try:
             policy = SubsetPolicy(int(shape["n_features"]), space, shape["parameterization"], int(shape.get("hidden", 0)))
             state = load_file(str(weights))
-            policy.load_state_dict({k: torch.as_tensor(v) for k, v in state.items()})
         except Exception as exc:  # noqa: BLE001 - wrong shapes, truncated file
+            raise SelectorError(f"{weights}: does not hold this selector's policy ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})") from None
+        check_weights(state, weights)
+        try:
+            policy.load_state_dict({k: torch.as_tensor(v) for k, v in state.items()})
+        except Exception as exc:  # noqa: BLE001 - other names or shapes
             raise SelectorError(f"{weights}: does not hold this selector's policy ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})") from None
         if np.asarray(feat(list(PROBE_TEXTS[:1]))).shape[1] != int(shape["n_features"]):
             raise SelectorError(f"{folder}: its featurizer gives other feature dimensions than its weights take")
         policy.eval()
         return cls(space, "linear", doc.get("provenance") or {}, featurizer=doc["featurizer"], policy=policy, _featurize=feat)
+
+
+def check_tools(saved: Sequence[str], tools: Sequence[str], folder) -> None:
+    """A selector trained on the tools ``saved`` used in an agent whose tools are ``tools`` (any order): the same
+    names, or a :class:`SelectorError` naming both lists."""
+    if isinstance(tools, str) or not all(isinstance(t, str) for t in tools):
+        raise SelectorError(f"tools must be a list of tool names, got {tools!r}")
+    if sorted(saved) != sorted(tools):
+        raise SelectorError(f"{folder}: this selector chooses among the tools {', '.join(saved)}, but the agent's tools are {', '.join(tools)}: "
+                            "a selector of another agent; train one on this agent's reward table")
+
+
+def check_weights(state: dict, path) -> None:
+    """Every tensor of a selector's weights is floating point and finite, or a :class:`SelectorError` naming it."""
+    import torch
+
+    for name, tensor in state.items():
+        t = torch.as_tensor(tensor)
+        if not t.is_floating_point():
+            raise SelectorError(f"{path}: tensor {name!r} holds {t.dtype} values, not floating point; the file is not a trained selector's")
+        if not bool(torch.isfinite(t).all()):
+            raise SelectorError(f"{path}: tensor {name!r} holds NaN or infinite values; the selector cannot give probabilities (retrain it)")
 
 
 def train_selector(table, config=None, **train_kwargs) -> tuple["Selector", dict]:
@@ -264,19 +314,3 @@ def _texts(questions) -> list[str]:
     if bad:
         raise SelectorError(f"every question must be a text, got {type(bad[0]).__name__} {bad[0]!r}")
     return out
-
-
-def check_selector_dir(folder: str | Path) -> Path:
-    """``folder`` as a selector to write, checked before any training: not a file, and not a folder holding anything
-    but a selector (a save never mixes its files with others')."""
-    folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
-        raise SelectorError(f"--save-selector {folder}: is a file; give a folder (it is created)")
-    if folder.is_dir() and any(folder.iterdir()) and not (folder / "selector.json").exists():
-        raise SelectorError(f"--save-selector {folder}: a folder holding other files; give a new or empty folder, or a selector's folder to replace it")
-    parent = folder.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise SelectorError(f"--save-selector {folder}: {parent} is a file, not a folder")
-    return folder

@@ -34,11 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..compare import compare_runs, summarize
-    from ..files import atomic_write_json, check_new_file_path, refuse_inputs_as_outputs
-
-    if args.out is not None:
-        check_new_file_path("--out", args.out)
-    refuse_inputs_as_outputs({"--out": args.out}, {"--table": args.table})
+    from ..outputs import write_record
     table = load_table(args)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     for m in methods:
@@ -61,6 +57,6 @@ def run(args: argparse.Namespace) -> int:
             f"{r['greedy_size']:>7.2f} {r['reasoner_calls']:>10,.0f} {r['unique_reasoner_calls']:>10,.0f}"
         )
     if args.out:
-        atomic_write_json(args.out, {"split": split, "seeds": seeds, "rows": rows})
+        write_record(args.out, {"split": split, "seeds": seeds, "rows": rows}, "compare")
         print(f"wrote {args.out}")
     return 0

@@ -18,16 +18,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..files import atomic_write_text, check_new_file_path
+    from ..outputs import write_text
     from ..genomics.benchmarks import BENCHMARKS
     from ..genomics.coverage import coverage_table
 
-    if args.markdown:
-        check_new_file_path("--markdown", args.markdown)  # before the work
     table = coverage_table(args.benchmark, max_size=args.max_size, progress=args.progress)
     print(f"{args.benchmark}: subsets of at most {args.max_size} of its {len(BENCHMARKS[args.benchmark].tools)} tools")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     if args.markdown:
-        atomic_write_text(args.markdown, table.to_markdown(index=False, floatfmt=".1f") + "\n")
+        write_text(args.markdown, table.to_markdown(index=False, floatfmt=".1f") + "\n", "coverage", "markdown")
         print(f"wrote {args.markdown}")
     return 0

@@ -17,9 +17,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..examples import protein_structure_table
-    from ..files import check_new_file_path
-
-    check_new_file_path("--out", args.out, (".npz",))
     table = protein_structure_table(n_questions=args.questions, seed=args.seed)
     table.save(args.out)
     print(f"{table!r}\nwrote {args.out}")

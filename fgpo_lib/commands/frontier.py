@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..validation import positive_float, seed_int
+from ..validation import accuracy_fraction, positive_float, seed_int
 from .train_flags import add_train_args, build_config, load_table
 
 
@@ -29,24 +29,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", help="draw the frontier into this image file (.png or .svg)")
     p.add_argument("--save-selector", metavar="DIR", help="keep the selector of the point chosen by --max-tools or --target-accuracy")
     p.add_argument("--max-tools", type=positive_float, help="with --save-selector: the most accurate point calling at most this many tools per question")
-    p.add_argument("--target-accuracy", type=float, help="with --save-selector: the point calling the fewest tools with at least this test accuracy (0 to 1)")
+    p.add_argument("--target-accuracy", type=accuracy_fraction, help="with --save-selector: the point calling the fewest tools with at least this test accuracy (0 to 1)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..files import atomic_write, check_new_file_path, refuse_inputs_as_outputs
     from ..frontier import choose_point, frontier, plot_frontier
+    from ..outputs import write_figure
 
     if args.save_selector is not None:
-        from ..selector import check_selector_dir
-
-        check_selector_dir(args.save_selector)
         if (args.max_tools is None) == (args.target_accuracy is None):
             raise ValueError("--save-selector needs --max-tools or --target-accuracy to choose the point (one of them)")
     elif args.max_tools is not None or args.target_accuracy is not None:
         raise ValueError("--max-tools and --target-accuracy choose the point whose selector --save-selector keeps; give --save-selector DIR")
-    if args.plot:
-        check_new_file_path("--plot", args.plot, (".png", ".svg", ".pdf"))
-    refuse_inputs_as_outputs({"--plot": args.plot, "--save-selector": args.save_selector}, {"--table": args.table})
     table = load_table(args)
     base = build_config(args, "fgpo", args.seed)
     points, refs, kept = frontier(table, base, args.lambdas, progress=args.progress)
@@ -56,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     print(refs.assign(accuracy=100 * refs.accuracy).to_string(index=False, float_format=lambda v: f"{v:.2f}"))
     if args.plot:
         fig = plot_frontier(points, refs)
-        atomic_write(args.plot, lambda tmp: fig.savefig(tmp, format=args.plot.rsplit(".", 1)[-1], dpi=150))
+        write_figure(args.plot, fig, "frontier")
         print(f"wrote {args.plot}")
     if args.save_selector is not None:
         from ..selector import Selector

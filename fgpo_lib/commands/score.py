@@ -21,24 +21,12 @@ def read_predictions(path: Path, questions, benchmark: str = "the benchmark") ->
     """``fgpo score``'s input: JSONL, one ``{"question" (or "qid"): text, "prediction": text}`` object per line, a
     question at most once. Returns ``{question text or qid: prediction}``; raises ``ValueError`` naming the file and
     line of the first bad record (and both lines of a repeated question)."""
+    from ..jsonl import read_json_objects
+
     known = {q.text for q in questions} | {q.qid for q in questions}
-    if not path.is_file():
-        raise ValueError(f"{path}: no such file" if not path.exists() else f"{path}: not a file")
-    try:
-        lines = path.read_text().splitlines()
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     predictions, line_of = {}, {}
     want = 'a JSON object {"question": text (or "qid": id), "prediction": text}'
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except ValueError as exc:
-            raise ValueError(f"{path}: line {n}: not valid JSON ({exc}); expected {want}") from None
-        if not isinstance(rec, dict):
-            raise ValueError(f"{path}: line {n}: expected {want}, got {type(rec).__name__}")
+    for n, rec in read_json_objects(path, "--predictions"):
         field = "qid" if rec.get("qid") is not None else "question"
         key, pred = rec.get(field), rec.get("prediction")
         if not isinstance(key, str):

@@ -20,17 +20,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..files import atomic_write_json, check_new_file_path, refuse_inputs_as_outputs
+    from ..outputs import write_record
     from ..train import train
 
-    if args.out is not None:
-        check_new_file_path("--out", args.out)  # before training: an unwritable path must not cost the run
-    refuse_inputs_as_outputs({"--out": args.out, "--save-selector": args.save_selector}, {"--table": args.table})
-    if args.save_selector is not None:
+    if args.save_selector is not None:  # the outputs themselves were checked before the command ran (fgpo_lib.outputs)
         from ..algos.registry import METHODS as REGISTRY
-        from ..selector import SelectorError, check_selector_dir
+        from ..selector import SelectorError
 
-        check_selector_dir(args.save_selector)
         if REGISTRY[args.method].family == "baseline":
             raise SelectorError(f"--save-selector: method {args.method!r} is an untrained reference policy; it trains no policy to save as a selector")
     table = load_table(args)
@@ -46,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
           "sampled from this policy all get one reward, so that GRPO learns nothing from the question; FGPO does not sample)")
     print(f"  reasoner calls: {f['reasoner_calls']:,} ({f['unique_reasoner_calls']:,} distinct): {calls_meaning(args.method)}")
     if args.out:
-        atomic_write_json(args.out, run)
+        write_record(args.out, run, "train")
         print(f"wrote {args.out}")
     if args.save_selector is not None:
         from ..selector import Selector

@@ -74,18 +74,11 @@ def run_train(args: argparse.Namespace) -> int:
         raise LMPolicyError(f"--max-train must be >= 0, got {args.max_train}")
     if not args.format_warmup >= 0:
         raise LMPolicyError(f"--format-warmup must be >= 0 passes, got {args.format_warmup}")
-    from ..files import check_new_file_path, refuse_inputs_as_outputs
     from .model import check_backbone, resolve_device
 
-    check_new_file_path("--out", args.out, (".json",))  # before the backbone loads: a bad path must not cost the run
-    refuse_inputs_as_outputs({"--out": args.out}, {"--table": args.table})
-    check_backbone(args.backbone)
+    check_backbone(args.backbone)  # the outputs were checked before the command ran (fgpo_lib.outputs): a bad path costs no run
     resolve_device(args.device)
     settings = _settings(args.arm, args.set)
-    if args.save_selector is not None:
-        from ..selector import check_selector_dir
-
-        check_selector_dir(args.save_selector)
     keep = {} if args.save_selector is not None else None
     rec = run_lm_arm(args.table, args.arm, settings, args.backbone, args.dtype, args.max_train, args.split_seed, args.progress,
                      FormatWarmup(epochs=args.format_warmup), out=args.out, init_adapter=args.init_adapter, device=args.device, keep=keep)
@@ -127,12 +120,9 @@ def read_record(path: str) -> dict:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from ..files import atomic_write_json, check_new_file_path, refuse_inputs_as_outputs
+    from ..outputs import write_record
     from ..table import RewardTable
 
-    if args.out:
-        check_new_file_path("--out", args.out)
-    refuse_inputs_as_outputs({"--out": args.out}, {"record": args.record, "--table": args.table})
     record = read_record(args.record)
     out = {}
     for path in args.table:
@@ -141,5 +131,5 @@ def run_eval(args: argparse.Namespace) -> int:
         print(f"{Path(path).stem}: {len(res['scoring']['scores'])} shared test questions; score {mean_score(res['scoring']['scores']):.2f} (candidate scoring), "
               f"{mean_score(res['generation']['scores']):.2f} (free generation)")
     if args.out:
-        atomic_write_json(args.out, out, sort_keys=False)
+        write_record(args.out, {"scores": out}, "lm-eval", sort_keys=False)
     return 0

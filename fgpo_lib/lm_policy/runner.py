@@ -15,8 +15,6 @@ another table of the same library for the questions both hold.
 from __future__ import annotations
 
 import datetime as _dt
-import json
-import os
 import sys
 from dataclasses import dataclass, fields, replace
 from typing import Callable
@@ -26,6 +24,7 @@ import numpy as np
 import torch
 
 from ..study.protocol import FGPO_ARM, GRPO_PAPER, SFT_ARM
+from ..outputs import write_record
 from ..table import RewardTable
 from .data import LMPolicyError, check_table, lm_splits, score_choices
 from .fgpo_arm import LMFGPOConfig, train_fgpo
@@ -166,9 +165,7 @@ def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone
         path = Path(out)
         path.parent.mkdir(parents=True, exist_ok=True)
         model.save_pretrained(str(adapter_dir(path)))
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(rec, indent=1) + "\n")
-        os.replace(tmp, path)
+        write_record(path, rec, "lm-train", sort_keys=False)
         checkpoint.finish()
     if keep is not None:
         keep.update(model=model, tokenizer=tokenizer, dtype=dtype, device=device)

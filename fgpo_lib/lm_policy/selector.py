@@ -66,23 +66,9 @@ def _candidates(space) -> list[str]:
 
 
 def save_adapter(selector, folder: Path) -> None:
-    """The adapter into ``folder/adapter`` (peft's ``save_pretrained``, which writes its files in place; the folder is
-    replaced only once the new one is whole)."""
-    import os
-    import shutil
-
-    final = folder / "adapter"
-    tmp = folder / f".adapter.{os.getpid()}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        selector.lm["model"].save_pretrained(str(tmp))
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(tmp, final)
-    except OSError as exc:
-        raise SelectorError(f"cannot write {final}: {exc.strerror or exc}") from None
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    """The adapter into ``folder/adapter`` (peft's ``save_pretrained``); ``folder`` is the new folder that
+    :func:`~fgpo_lib.selector_folder.write_selector_folder` puts in place once it is whole."""
+    selector.lm["model"].save_pretrained(str(folder / "adapter"))
 
 
 def load_lm_selector(cls, folder: Path, doc: dict, space):
@@ -104,6 +90,16 @@ def load_lm_selector(cls, folder: Path, doc: dict, space):
         raise SelectorError(f"{folder}: its backbone {name!r} here has sha256 {here.get('sha256', '?')[:16]}..., not the {str(saved.get('sha256'))[:16]}... it was trained on")
     if not (folder / "adapter" / "adapter_model.safetensors").is_file():
         raise SelectorError(f"{folder}: no adapter/adapter_model.safetensors; the folder is incomplete")
+    from safetensors.torch import load_file
+
+    from ..selector import check_weights
+
+    try:
+        check_weights(load_file(str(folder / "adapter" / "adapter_model.safetensors")), folder / "adapter" / "adapter_model.safetensors")
+    except SelectorError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a truncated or foreign file
+        raise SelectorError(f"{folder}/adapter/adapter_model.safetensors: not a readable adapter ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})") from None
     model, tok = load_policy_backbone(name, lm.get("dtype", "float32"), lm.get("device", "cpu"))
     model = with_lora(model).eval()
     try:
