@@ -28,17 +28,18 @@ module that cannot be imported, an attribute that is not an :class:`AgentBenchma
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable, Sequence
 
 from .splits import Question, stratified_split
+from .user_code import BenchmarkError, UserCodeError, call_user, describe, import_object  # noqa: F401  (part of this module's interface)
 
 
-class BenchmarkError(ValueError):
-    """A ``--benchmark`` that cannot be used, named: an unknown name, a module that does not import, a missing part."""
+class ToolFailed(UserCodeError):
+    """A tool of the user's raised (or returned something that is not text) on one question: that question's cells
+    that call it fail, named (the precompute engine records them), and the rest go on."""
 
 
 @dataclass(frozen=True)
@@ -78,10 +79,19 @@ class _ToolAdapter:
         self.tool, self.name, self.description = tool, tool.name, tool.description
 
     def run(self, question: str, context) -> _ToolOutput:
-        out = self.tool.run(question)
+        try:
+            out = self.tool.run(question)
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's tool, named
+            raise ToolFailed(f"tool {self.name!r} ({_origin(self.tool.run)}) failed on question {question[:80]!r}: {describe(exc)}") from None
         if not isinstance(out, str):
-            raise TypeError(f"tool {self.name!r} returned {type(out).__name__}, not text")
+            raise ToolFailed(f"tool {self.name!r} ({_origin(self.tool.run)}) returned {type(out).__name__}, not text, on question {question[:80]!r}")
         return _ToolOutput(f"[{self.name}] {out}")
+
+
+def _origin(fn) -> str:
+    from .user_code import origin
+
+    return origin(fn)
 
 
 @dataclass
@@ -132,8 +142,11 @@ class AgentBenchmark:
 
     @cached_property
     def _questions(self) -> list[Question]:
-        raw = self.questions() if callable(self.questions) else self.questions
-        items = list(raw)
+        raw = call_user(self.questions, f"questions() of benchmark {self.name!r}") if callable(self.questions) else self.questions
+        try:
+            items = list(raw)
+        except TypeError:
+            raise BenchmarkError(f"benchmark {self.name!r}: questions() returned {type(raw).__name__}, not a list of AgentQuestion") from None
         if not items:
             raise BenchmarkError(f"benchmark {self.name!r} has no questions")
         for i, q in enumerate(items):
@@ -163,7 +176,10 @@ class AgentBenchmark:
         for tool in self.make_tools():
             h = hashlib.sha256(tool.name.encode())
             for q in self._questions:
-                h.update(tool.run(q.text, None).text.encode())
+                try:
+                    h.update(tool.run(q.text, None).text.encode())
+                except ToolFailed as exc:  # a deterministic failure is part of what the tool does: its cells fail, named
+                    h.update(f"failed: {exc}".encode())
             out[tool.name] = h.hexdigest()[:16]
         return out
 
@@ -173,7 +189,7 @@ class AgentBenchmark:
         return "agent-" + hashlib.sha256(json.dumps([hashes[t] for t in sorted(t for t in tools if t in hashes)]).encode()).hexdigest()[:16]
 
     def score_answer(self, question: Question, answer: str) -> float:
-        value = self.score(answer, question.answer)
+        value = call_user(self.score, f"the scorer of benchmark {self.name!r}", answer, question.answer, question=question.qid)
         try:
             value = float(value)
         except (TypeError, ValueError):
@@ -225,28 +241,6 @@ class _AgentEntry:
 
     def library(self, tools=None) -> tuple[str, ...]:
         return self.bench.library(tools)
-
-
-def import_object(path: str, what: str):
-    """The object at ``module:attribute`` (``what`` names it in errors)."""
-    import os
-    import sys
-
-    module, sep, attr = path.partition(":")
-    if not sep or not module or not attr:
-        raise BenchmarkError(f"{what} {path!r}: give a built-in name or an import path module:attribute (e.g. mypkg.agent:BENCHMARK)")
-    if os.getcwd() not in sys.path:  # a module of the folder the command runs in, as `python -m` would find it
-        sys.path.insert(0, os.getcwd())
-    try:
-        mod = importlib.import_module(module)
-    except Exception as exc:  # noqa: BLE001 - any failure of the user's module is named, never a traceback
-        raise BenchmarkError(f"{what} {path!r}: module {module!r} cannot be imported ({type(exc).__name__}: {exc})") from None
-    obj = mod
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise BenchmarkError(f"{what} {path!r}: module {module!r} has no attribute {attr!r}")
-        obj = getattr(obj, part)
-    return obj
 
 
 _RESOLVED: dict[str, object] = {}

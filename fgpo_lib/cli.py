@@ -192,8 +192,8 @@ class _CtrlC:
     def __exit__(self, *exc) -> None:
         if self.installed:
             signal.signal(signal.SIGINT, self.previous)
-        if self.previous_term is not None:
-            signal.signal(signal.SIGTERM, self.previous_term)
+        for sig, handler in self.previous_term.items():
+            signal.signal(sig, handler)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,22 +19,42 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
-def install_terminate_handler():
+def install_terminate_handler() -> dict:
     """In the main thread, turn SIGTERM and SIGHUP into :class:`Terminated` where they would kill the process (their
-    default); returns SIGTERM's previous handler to restore, or None where nothing was installed."""
+    default); returns ``{signal: previous handler}`` of those it replaced, for the caller to put back."""
     import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
-        return None
+        return {}
 
     def raise_terminated(signum, frame):
         raise Terminated(signum)
 
-    previous = signal.getsignal(signal.SIGTERM)
-    if previous is not signal.SIG_DFL:
-        return None
-    signal.signal(signal.SIGTERM, raise_terminated)
-    if signal.getsignal(signal.SIGHUP) is signal.SIG_DFL:
-        signal.signal(signal.SIGHUP, raise_terminated)
-    return previous
+    replaced = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            replaced[sig] = signal.signal(sig, raise_terminated)
+    return replaced
+
+
+class signals_deferred:
+    """A block that SIGINT, SIGTERM and SIGHUP do not interrupt (blocked, not lost): a cleanup in a ``finally`` runs to
+    its end, and a signal that came meanwhile is handled right after. Only in the main thread (elsewhere: a no-op)."""
+
+    SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.blocked = None
+        if threading.current_thread() is threading.main_thread() and hasattr(signal, "pthread_sigmask"):
+            self.blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {getattr(signal, n) for n in self.SIGNALS})
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self.blocked is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.blocked)

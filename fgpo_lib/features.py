@@ -38,6 +38,10 @@ class HashedTextFeaturizer:
 
     dim: int = 512
 
+    def __post_init__(self) -> None:
+        if isinstance(self.dim, bool) or not isinstance(self.dim, int) or not 1 <= self.dim <= 1 << 20:
+            raise ValueError(f"dim must be a whole number of hash buckets from 1 to {1 << 20}, got {self.dim!r}")
+
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim + 1), dtype=np.float32)
         for row, text in enumerate(texts):

@@ -79,11 +79,15 @@ def _featurizer_from_spec(spec: dict, folder: Path):
     name = spec.get("name")
     if name not in FEATURIZERS:
         raise SelectorError(f"{folder}: its featurizer {name!r} is not one this library has ({', '.join(FEATURIZERS)})")
+    settings = spec.get("settings") or {}
+    if not isinstance(settings, dict):
+        raise SelectorError(f"{folder}: field featurizer.settings must be an object, got {type(settings).__name__}")
     try:
-        feat = FEATURIZERS[name](**(spec.get("settings") or {}))
+        feat = FEATURIZERS[name](**settings)
+        fingerprint = featurizer_fingerprint(feat)
     except Exception as exc:  # noqa: BLE001 - a missing model package, bad settings: named
-        raise SelectorError(f"{folder}: its featurizer {name!r} cannot be built here ({type(exc).__name__}: {exc})") from None
-    if featurizer_fingerprint(feat) != spec.get("fingerprint"):
+        raise SelectorError(f"{folder}: its featurizer {name!r} cannot be built here from its settings {settings} ({type(exc).__name__}: {exc})") from None
+    if fingerprint != spec.get("fingerprint"):
         raise SelectorError(f"{folder}: its featurizer {name!r} computes other features here than when it was saved (another version of its model "
                             "or code), so its weights do not apply; retrain the selector here")
     return feat

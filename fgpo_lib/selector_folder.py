@@ -100,18 +100,22 @@ def write_selector_folder(folder: str | os.PathLike, write_files: Callable[[Path
     """Write a selector folder whole (module doc): ``write_files(staging)`` writes the weights into the new folder,
     then ``doc`` with its manifest (``doc["files"]``: relative path -> sha256 of every other file) as ``selector.json``,
     then the new folder replaces ``folder``. Any error or signal leaves ``folder`` as it was and no staging folder."""
-    from filelock import FileLock, Timeout
+    from .errors import signals_deferred
 
     folder = check_selector_dir(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = folder.with_name(f".{folder.name}.{os.getpid()}.new")
     try:
-        lock = FileLock(str(folder.with_name(f".{folder.name}.lock")), timeout=600)
-        with lock:
+        with _folder_lock(folder.parent):
             check_selector_dir(folder)  # again, under the lock: another process may have written it meanwhile
             shutil.rmtree(staging, ignore_errors=True)
             staging.mkdir()
-            write_files(staging)
+            try:
+                write_files(staging)
+            except OSError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a writer's own error (safetensors' on a full disk): named
+                raise OSError(f"{type(exc).__name__}: {exc}") from None
             files = {str(p.relative_to(staging)): file_sha256(p) for p in sorted(staging.rglob("*")) if p.is_file()}
             (staging / DOC).write_text(json.dumps({**doc, "files": files}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
             _fsync_tree(staging)
@@ -122,14 +126,43 @@ def write_selector_folder(folder: str | os.PathLike, write_files: Callable[[Path
                 os.rename(folder, aside)
                 os.rename(staging, folder)
                 shutil.rmtree(aside, ignore_errors=True)
-    except Timeout:
-        raise SelectorError(f"{folder}: another process has been saving this selector for 10 minutes (lock {lock.lock_file}); try again") from None
     except OSError as exc:
         raise SelectorError(f"cannot write the selector {folder}: {exc.strerror or exc}" + (" (the disk is full)" if exc.errno == 28 else "")
                             + "; the folder there before, if any, is unchanged") from None
     finally:
-        shutil.rmtree(staging, ignore_errors=True)  # after an exchange: the old folder
+        with signals_deferred():  # a signal during the cleanup must not leave the staging (or the old) folder behind
+            shutil.rmtree(staging, ignore_errors=True)  # after an exchange: the old folder
     return folder
+
+
+class _folder_lock:
+    """An exclusive lock on a folder (``flock`` on its descriptor; no lock file left beside a user's files), held
+    while a selector in it is replaced; a wait past ``timeout`` seconds is a named error."""
+
+    def __init__(self, folder: Path, timeout: float = 600.0) -> None:
+        self.folder, self.timeout = folder, timeout
+
+    def __enter__(self):
+        import fcntl
+        import time
+
+        self.fd = os.open(self.folder, os.O_RDONLY)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return self
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    os.close(self.fd)
+                    raise SelectorError(f"{self.folder}: another process has been saving a selector here for {self.timeout:.0f} s; try again") from None
+                time.sleep(0.05)
+
+    def __exit__(self, *exc) -> None:
+        import fcntl
+
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
 
 
 #: the fields of selector.json every kind has, and the type each must be

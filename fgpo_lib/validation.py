@@ -92,6 +92,7 @@ def _ranged(kind, lo: float | None, hi: float | None = None, what: str = ""):
 positive_int = _ranged(int, 1, what="an integer >= 1")
 positive_float = _ranged(float, 1e-12, what="a number > 0")
 nonneg_int = _ranged(int, 0, what="an integer >= 0")
+nonneg_float = _ranged(float, 0, what="a number >= 0")
 seed_int = _ranged(int, 0, MAX_SEED, what=f"a seed, an integer from 0 to {MAX_SEED}")
 question_count = _ranged(int, 1, MAX_QUESTIONS, what=f"a number of questions from 1 to {MAX_QUESTIONS:,}")
 accuracy_fraction = _ranged(float, 0, 1, what="an accuracy from 0 to 1")

@@ -273,13 +273,35 @@ def _ctrl_c_as_in_a_terminal():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-# --- Ctrl-C at any moment --------------------------------------------------------------------------------------------
+# --- Ctrl-C at any moment (each test waits for the child's own "ready" marker, never a fixed delay) --------------------
+INSTALLED = Path(sys.executable).parent / "fgpo"  # the command pip installed from bin/fgpo
+
+
+def _start_marked(argv: list, tmp_path: Path, preexec=None, env: dict | None = None) -> tuple[subprocess.Popen, Path]:
+    """Start ``argv`` with ``FGPO_READY_FILE`` set: the child writes each stage it reaches there (``starting``: the
+    package has loaded; ``running``: the command's work begins; others of its own)."""
+    marks = tmp_path / f"ready-{time.monotonic_ns()}.txt"
+    proc = subprocess.Popen([str(a) for a in argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env={**os.environ, "FGPO_READY_FILE": str(marks), **(env or {})}, preexec_fn=preexec or _ctrl_c_as_in_a_terminal)
+    return proc, marks
+
+
+def _wait_for(proc: subprocess.Popen, marks: Path, stage: str, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while stage not in (marks.read_text().split() if marks.exists() else []):
+        assert proc.poll() is None, f"the command ended (exit {proc.returncode}) before it reached {stage!r}: {proc.stderr.read()}"
+        assert time.monotonic() < deadline, f"no {stage!r} marker in {timeout} s"
+        time.sleep(0.005)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("delay", [0.15, 0.3, 0.8, 1.5, 3.0])
-def test_ctrl_c_at_any_moment_prints_no_traceback(table, tmp_path, delay):
-    proc = subprocess.Popen([*FGPO, "compare", "--table", str(table), "--steps", "400", "--seeds", "0,1,2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=ROOT, preexec_fn=_ctrl_c_as_in_a_terminal)
-    time.sleep(delay)
+@pytest.mark.parametrize("stage,after", [("starting", 0.0), ("starting", 0.02), ("starting", 0.1), ("running", 0.0), ("running", 0.2)])
+def test_ctrl_c_at_any_moment_prints_no_traceback(table, tmp_path, stage, after):
+    """A Ctrl-C while the command line imports (after ``starting``) or while it works (after ``running``) ends in one
+    line and 130: never a traceback, never exit 0 (a lost Ctrl-C). ``compare --steps 400`` outlasts every moment."""
+    proc, marks = _start_marked([*FGPO, "compare", "--table", table, "--steps", "400", "--seeds", "0,1,2"], tmp_path)
+    _wait_for(proc, marks, stage)
+    time.sleep(after)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert "Traceback" not in err, err
@@ -288,39 +310,41 @@ def test_ctrl_c_at_any_moment_prints_no_traceback(table, tmp_path, delay):
     assert proc.returncode in (130, -signal.SIGINT), (proc.returncode, err)
 
 
-INSTALLED = Path(sys.executable).parent / "fgpo"  # the command pip installed from bin/fgpo
-
-
 @pytest.mark.slow
-def test_ctrl_c_in_the_installed_commands_first_milliseconds_prints_no_traceback(table):
+def test_ctrl_c_in_the_installed_commands_first_milliseconds_prints_no_traceback(table, tmp_path):
     """Through the installed launcher, a Ctrl-C while Python itself starts (before any fgpo code: Python's own
-    handler would print an import traceback there) is ignored or ends the command in one line, at every moment."""
+    handler would print an import traceback there, and no marker can be written) is ignored or ends the command in
+    one line, whatever the moment; once the command runs (its marker), the Ctrl-C stops it."""
     assert INSTALLED.read_text().startswith("#!/bin/sh"), "the installed fgpo is not bin/fgpo: reinstall the package"
-    for delay in (0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12, 0.2, 0.4, 3.0):
-        proc = subprocess.Popen([str(INSTALLED), "compare", "--table", str(table), "--steps", "4000" if delay > 1 else "40", "--seeds", "0"],
+    for delay in (0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12):  # any outcome but a traceback is right here
+        proc = subprocess.Popen([str(INSTALLED), "compare", "--table", str(table), "--steps", "40", "--seeds", "0"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT, preexec_fn=_ctrl_c_as_in_a_terminal)
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=300)
         assert "Traceback" not in err, (delay, err)
-        # ignored while Python starts (0), one line and 130 once fgpo runs, or the launcher killed before it ran (-2);
-        # 3 s in, the command runs (a long one): the Ctrl-C stops it
-        assert proc.returncode in ((130,) if delay > 1 else (0, 130, -signal.SIGINT)), (delay, proc.returncode, err)
+        # ignored while Python starts (0), one line and 130 once fgpo runs, or the launcher killed before it ran (-2)
+        assert proc.returncode in (0, 130, -signal.SIGINT), (delay, proc.returncode, err)
+    proc, marks = _start_marked([INSTALLED, "compare", "--table", table, "--steps", "4000", "--seeds", "0"], tmp_path)
+    _wait_for(proc, marks, "running")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130 and "Traceback" not in err, (proc.returncode, err)
 
 
 @pytest.mark.slow
-def test_the_installed_command_keeps_ctrl_c_ignored_when_started_so(table):
+def test_the_installed_command_keeps_ctrl_c_ignored_when_started_so(table, tmp_path):
     """Started with Ctrl-C ignored (nohup, a background job), the command stays so: the launcher says it."""
-    proc = subprocess.Popen([str(INSTALLED), "compare", "--table", str(table), "--steps", "4000", "--seeds", "0"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, cwd=ROOT, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
-    time.sleep(3.0)
-    assert proc.poll() is None, "the command ended before the test's Ctrl-C: give it more steps"
+    proc, marks = _start_marked([INSTALLED, "compare", "--table", table, "--steps", "4000", "--seeds", "0"], tmp_path,
+                                preexec=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    _wait_for(proc, marks, "running")
     proc.send_signal(signal.SIGINT)
-    time.sleep(1.0)
+    time.sleep(1.0)  # outcome-independent of load: an ignored Ctrl-C leaves it running however long we look
     running = proc.poll() is None
     proc.terminate()
     _, err = proc.communicate(timeout=120)
     assert running and "interrupted" not in err, (proc.returncode, err)
+    assert proc.returncode == 143 and "terminated" in err, (proc.returncode, err)  # SIGTERM: one line, 128 + 15
 
 
 def _main_with_command(monkeypatch, name: str, run) -> tuple[int, float]:
@@ -383,6 +407,21 @@ def test_ctrl_c_inside_an_import_comes_once_the_import_is_over(monkeypatch, caps
     assert status == 130
     assert seconds < 4, "the Ctrl-C was not delivered again after the import"
     assert sys.modules["fgpo_test_slow_import"].DONE  # the import ran to its end
+    assert "interrupted" in capsys.readouterr().err
+
+
+def test_a_ctrl_c_deferred_by_an_import_is_not_lost_when_the_command_ends_first(monkeypatch, capsys, tmp_path):
+    """A short command (``select``, ``table-info``) can end before a Ctrl-C deferred by an import is raised again: it
+    still ends as interrupted (130), never exit 0 as if nothing had come."""
+    (tmp_path / "fgpo_test_quick_import.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGINT)\nDONE = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "fgpo_test_quick_import", raising=False)
+
+    def run(args):
+        import fgpo_test_quick_import  # noqa: F401
+        return 0  # before the deferred Ctrl-C comes again
+
+    assert _main_with_command(monkeypatch, "quick", run)[0] == 130
     assert "interrupted" in capsys.readouterr().err
 
 
@@ -497,3 +536,53 @@ def test_the_remote_reasoners_key_follows_what_the_server_serves():
         server.server_close()
     with pytest.raises(ReasonerError, match="cannot reach"):
         make_reasoner("openai-http", base_url=f"http://127.0.0.1:{server.server_port}", model="m").fingerprint()
+
+
+# --- round four: the small cases of the audit ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def selector_dir(table, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("s") / "sel"
+    assert run(["train", "--table", table, "--steps", 5, "--save-selector", folder])[0] == 0
+    return folder
+
+
+def test_a_question_with_a_raw_line_separator_is_one_question(selector_dir, tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"question": "Which tool\u2028for this?"}\n{"question": "And\u2029this?"}\n', encoding="utf-8")
+    code, out, err = run(["select", selector_dir, "--questions", path])
+    assert code == 0, err
+    assert [json.loads(line)["question"] for line in out.splitlines()] == ["Which tool\u2028for this?", "And\u2029this?"]
+
+
+def test_questions_from_standard_input_and_a_process_substitution(selector_dir):
+    piped = subprocess.run([*FGPO, "select", str(selector_dir), "--questions", "/dev/stdin"], input='{"question": "Which tool?"}\n',
+                           capture_output=True, text=True, cwd=ROOT)
+    assert piped.returncode == 0 and json.loads(piped.stdout)["question"] == "Which tool?", piped.stderr
+    sub = subprocess.run(["bash", "-c", f"{sys.executable} -m fgpo_lib.cli select {selector_dir} --questions <(echo '{{\"question\": \"Which?\"}}')"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert sub.returncode == 0 and json.loads(sub.stdout)["question"] == "Which?", sub.stderr
+
+
+def test_select_with_standard_output_closed_is_an_error_not_a_silent_exit(selector_dir, tmp_path):
+    closed = subprocess.run(["bash", "-c", f"{sys.executable} -m fgpo_lib.cli select {selector_dir} --question 'Which?' >&-"], capture_output=True, text=True, cwd=ROOT)
+    assert closed.returncode == 2 and "standard output is closed" in closed.stderr and "--out" in closed.stderr, closed.stderr
+    out = tmp_path / "c.jsonl"
+    kept = subprocess.run(["bash", "-c", f"{sys.executable} -m fgpo_lib.cli select {selector_dir} --question 'Which?' --out {out} >&-"], capture_output=True, text=True, cwd=ROOT)
+    assert kept.returncode == 0 and json.loads(out.read_text())["question"] == "Which?", kept.stderr
+
+
+@pytest.mark.parametrize("argv,names", [(["--target-accuracy", "-1", "--save-selector", "s"], ["--target-accuracy", "must be >= 0"]),
+                                        (["--plot", ""], ["--plot", "empty"])])
+def test_frontier_refuses_an_accuracy_outside_0_1_and_an_empty_plot_path(table, argv, names):
+    fails(["frontier", "--table", table, *argv], *names)
+
+
+@pytest.mark.slow
+def test_the_launcher_follows_a_link_and_needs_nothing_from_path(tmp_path):
+    link = tmp_path / "bin" / "fgpo"
+    link.parent.mkdir()
+    link.symlink_to(INSTALLED)
+    for env in ({**os.environ, "PATH": str(link.parent) + os.pathsep + os.environ.get("PATH", "")}, {"PATH": ""}, {}):
+        done = subprocess.run([str(link), "plan", "--tools", "4", "--max-size", "4", "--questions", "10", "--seconds-per-call", "1"],
+                              capture_output=True, text=True, cwd=tmp_path, env=env)
+        assert done.returncode == 0 and "subsets" in done.stdout, (env, done.returncode, done.stderr)

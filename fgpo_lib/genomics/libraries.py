@@ -33,29 +33,6 @@ LIBRARIES: dict[str, tuple[str, ...]] = {name: b.library4 for name, b in BENCHMA
 LARGE_LIBRARIES: dict[int, tuple[str, ...]] = {n: TOOL_ORDER + EXTRA_TOOL_ORDER[: n - len(TOOL_ORDER)] for n in (8, 12, 16, 20)}
 
 
-def library_from_flag(benchmark: str, text: str | None) -> tuple[str, ...] | None:
-    """``--tools`` of a benchmark (built in or a user's): None (its whole library), 'four' (its 4-tool library), a
-    size of the scaling chapter's libraries, or comma-separated tool names, each a tool of the benchmark."""
-    from ..agent import resolve_benchmark
-
-    if text is None:
-        return None
-    bench = resolve_benchmark(benchmark)
-    if text == "four":
-        return tuple(bench.library4)
-    if text.strip().isdigit():
-        if int(text) not in LARGE_LIBRARIES:
-            raise ValueError(f"--tools {text}: the libraries by size are {', '.join(map(str, LARGE_LIBRARIES))}")
-        return bench.library(LARGE_LIBRARIES[int(text)])
-    tools = tuple(t.strip() for t in text.split(",") if t.strip())
-    if not tools:
-        raise ValueError(f"--tools {text!r} names no tool; give comma-separated tool names, 'four', or {', '.join(map(str, LARGE_LIBRARIES))}")
-    try:
-        return bench.library(tools)
-    except ValueError as exc:
-        raise ValueError(f"--tools: {exc}") from None
-
-
 def sub_table(table: RewardTable, tools) -> RewardTable:
     """The columns of ``table`` whose subsets use only ``tools``: a table over the library's own subset space.
 

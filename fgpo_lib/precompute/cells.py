@@ -8,13 +8,17 @@ or a user's :class:`~fgpo_lib.agent.AgentBenchmark`): its questions, tools, scor
 from __future__ import annotations
 
 import json
+import signal
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ..agent import resolve_benchmark
+from ..agent import ToolFailed, resolve_benchmark
 from ..genomics.tools import run_subset
 from ..reasoners import REASONERS, Reasoner, make_reasoner
 from ..splits import Question
+from ..user_code import describe
 from ..subsets import SubsetSpace
 
 
@@ -77,39 +81,90 @@ def _tools(spec: PrecomputeSpec) -> list:
     return spec.bench.make_tools()
 
 
-def subset_prompts(spec: PrecomputeSpec, q: Question, subsets: list) -> list[tuple[str, list[str]]]:
-    """The reasoner's inputs ``(question text, tool output texts)`` for ``subsets`` of ``q``: canonical indices of the
-    spec's space, or tuples of tool names (a subset outside the space, e.g. all 8 tools); each tool runs once."""
+def subset_inputs(spec: PrecomputeSpec, q: Question, subsets: list) -> list:
+    """The reasoner's input ``(question text, tool output texts)`` for each of ``subsets`` of ``q`` (canonical
+    indices of the spec's space, or tuples of tool names: a subset outside the space, e.g. all 8 tools), or, where a
+    tool of the subset failed on the question, that failure (a :class:`~fgpo_lib.agent.ToolFailed`, naming the tool,
+    the question and the exception): those cells fail, the others go on. Each tool runs once."""
     tools = _tools(spec)
     space = spec.space()
     cache: dict = {}
     names = [tuple(s) if isinstance(s, tuple) else space.names_of(s) for s in subsets]
-    return [(q.text, [o.text for o in run_subset(tools, n, q.text, cache)]) for n in names]
+    out = []
+    for n in names:
+        try:
+            out.append((q.text, [o.text for o in run_subset(tools, n, q.text, cache)]))
+        except ToolFailed as exc:
+            out.append(exc)
+    return out
 
 
-def evaluate_question(spec: PrecomputeSpec, q: Question, subsets: list[int], reasoner: Reasoner | None = None) -> list[tuple[int, str | None, float | None, str, str]]:
+def subset_prompts(spec: PrecomputeSpec, q: Question, subsets: list) -> list[tuple[str, list[str]]]:
+    """:func:`subset_inputs` where every tool ran; a tool's failure is raised (a dry run's token count needs them all)."""
+    items = subset_inputs(spec, q, subsets)
+    failed = next((item for item in items if isinstance(item, Exception)), None)
+    if failed is not None:
+        raise failed
+    return items
+
+
+class CellTimeout(Exception):
+    """A reasoner call that ran past the per-cell time limit (``fgpo precompute --cell-timeout``)."""
+
+
+@contextmanager
+def time_limit(seconds: float):
+    """Raise :class:`CellTimeout` in the block after ``seconds`` (0: no limit). A SIGALRM timer, so only in a
+    process's main thread (a local worker's, or the command's own); elsewhere (Dask's threads) there is no limit."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise CellTimeout(f"the reasoner took longer than {seconds:g} s (--cell-timeout)")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def evaluate_question(spec: PrecomputeSpec, q: Question, subsets: list[int], reasoner: Reasoner | None = None, cell_timeout: float = 0.0) -> list[tuple[int, str | None, float | None, str, str]]:
     """Evaluate ``subsets`` (canonical indices, in the order given) of one question.
 
-    Returns ``(subset, answer, reward, status, error)`` per subset; ``status`` is ``'ok'`` or ``'failed'``.
+    Returns ``(subset, answer, reward, status, error)`` per subset; ``status`` is ``'ok'`` or ``'failed'``. A cell
+    fails, named, where a tool of its subset failed, where the reasoner raised (``SystemExit`` too) or returned no
+    text, and where it ran past ``cell_timeout`` seconds (0: no limit).
     """
     reasoner = reasoner or _worker_reasoner(spec)
-    items = subset_prompts(spec, q, subsets)
-    try:
-        answers = reasoner.answer_batch(items)
-        if len(answers) != len(items):
-            raise ValueError(f"answer_batch returned {len(answers)} answers for {len(items)} prompts")
-    except Exception:  # isolate the failing cells one by one
-        answers = []
-        for item in items:
-            try:
-                answers.append(reasoner.answer(*item))
-            except Exception as exc:  # noqa: BLE001 - recorded per cell, never a silent zero
-                answers.append(exc)
+    inputs = subset_inputs(spec, q, subsets)
+    live = [i for i, item in enumerate(inputs) if not isinstance(item, BaseException)]
+    items = [inputs[i] for i in live]
+    answers: list = list(inputs)
+    if items:
+        try:
+            with time_limit(cell_timeout * len(items)):
+                batch = reasoner.answer_batch(items)
+            if len(batch) != len(items):
+                raise ValueError(f"answer_batch returned {len(batch)} answers for {len(items)} prompts")
+        except (Exception, SystemExit):  # isolate the failing cells one by one
+            batch = []
+            for item in items:
+                try:
+                    with time_limit(cell_timeout):
+                        batch.append(reasoner.answer(*item))
+                except (Exception, SystemExit) as exc:  # noqa: BLE001 - recorded per cell, never a silent zero
+                    batch.append(exc)
+        for i, ans in zip(live, batch):
+            answers[i] = ans
     bench = spec.bench
     out = []
     for s, ans in zip(subsets, answers):
-        if isinstance(ans, Exception):
-            out.append((s, None, None, "failed", f"{type(ans).__name__}: {ans}"))
+        if isinstance(ans, BaseException):
+            out.append((s, None, None, "failed", describe(ans)))
         elif not isinstance(ans, str):
             out.append((s, None, None, "failed", f"malformed answer: expected text, got {type(ans).__name__}"))
         else:
@@ -123,10 +178,10 @@ def selection_menu(tools, benchmark: str = "geneturing") -> list[tuple[str, str]
     return [(t.name, t.description) for t in resolve_benchmark(benchmark).make_tools() if t.name in names]
 
 
-def evaluate_remote(spec_dict: dict, q_dict: dict, subsets: list[int]) -> tuple[str, list, float]:
+def evaluate_remote(spec_dict: dict, q_dict: dict, subsets: list[int], cell_timeout: float = 0.0) -> tuple[str, list, float]:
     """:func:`evaluate_question` in a worker process (a local pool's or Dask's): ``(qid, results, seconds)``."""
     spec = PrecomputeSpec(**spec_dict)
     q = Question(**{**q_dict, "answer": tuple(q_dict["answer"]) if isinstance(q_dict["answer"], list) else q_dict["answer"]})
     t0 = time.perf_counter()
-    rows = evaluate_question(spec, q, subsets)
+    rows = evaluate_question(spec, q, subsets, cell_timeout=cell_timeout)
     return q.qid, rows, time.perf_counter() - t0

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from ..validation import nonneg_int, positive_int, workers_count
+from ..validation import nonneg_float, nonneg_int, positive_int, workers_count
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,6 +33,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pilot", type=positive_int, default=2, help="questions in the --dry-run pilot")
     p.add_argument("--checkpoint-every", type=nonneg_int, default=0, metavar="N", help="write the table of the questions done so far to --out every N questions (0: only at the end)")
     p.add_argument("--workers", type=workers_count, default=1, help=f"local processes (or Dask workers with --dask local), at most this machine's CPU count ({os.cpu_count()})")
+    p.add_argument("--cell-timeout", type=nonneg_float, default=0.0, metavar="SECONDS", help="a reasoner call that takes longer fails its cell, named "
+                   "(a reasoner that blocks never hangs the command; default 0: no limit; not with --dask)")
     p.add_argument("--dask", help="'local' for a local Dask cluster, or a scheduler address")
     p.add_argument("--cache", help="SQLite cell cache (default ~/.cache/fgpo/cells.sqlite)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -51,6 +53,30 @@ def reasoner_kwargs_flag(text: str | None) -> dict | None:
     if not isinstance(kwargs, dict):
         raise ValueError(f"--reasoner-kwargs must be a JSON object such as '{{\"n_threads\": 1}}', got {text!r}")
     return kwargs
+
+
+def library_from_flag(benchmark: str, text: str | None) -> tuple[str, ...] | None:
+    """``--tools`` of a benchmark (built in or a user's): None (its whole library), 'four' (its 4-tool library), a
+    size of the scaling chapter's libraries, or comma-separated tool names, each a tool of the benchmark."""
+    from ..agent import resolve_benchmark
+    from ..genomics.libraries import LARGE_LIBRARIES
+
+    if text is None:
+        return None
+    bench = resolve_benchmark(benchmark)
+    if text == "four":
+        return tuple(bench.library4)
+    if text.strip().isdigit():
+        if int(text) not in LARGE_LIBRARIES:
+            raise ValueError(f"--tools {text}: the libraries by size are {', '.join(map(str, LARGE_LIBRARIES))}")
+        return bench.library(LARGE_LIBRARIES[int(text)])
+    tools = tuple(t.strip() for t in text.split(",") if t.strip())
+    if not tools:
+        raise ValueError(f"--tools {text!r} names no tool; give comma-separated tool names, 'four', or {', '.join(map(str, LARGE_LIBRARIES))}")
+    try:
+        return bench.library(tools)
+    except ValueError as exc:
+        raise ValueError(f"--tools: {exc}") from None
 
 
 def save_without_loss(table, out: Path, force: bool) -> None:
@@ -78,7 +104,6 @@ def save_without_loss(table, out: Path, force: bool) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..files import refuse_inputs_as_outputs
-    from ..genomics.libraries import library_from_flag
     from ..reasoners import check_reasoner_kwargs
     from ..table import RewardTable
     from ..table_info import cost_info
@@ -131,7 +156,8 @@ def run(args: argparse.Namespace) -> int:
         eta = f", about {left / cost['cells_per_second'] / 3600:.2f} h at the {cost['cells_per_second']:.2f} cells/s of its timed cells" if cost else ""
         print(f"checkpoint: {partial.n_questions} of {len(engine.questions)} questions written to {out}; {left:,} cells remain{eta}", flush=True)
 
-    counts = engine.run(workers=args.workers, executor=executor, progress=not args.quiet, checkpoint=checkpoint, checkpoint_every=args.checkpoint_every)
+    counts = engine.run(workers=args.workers, executor=executor, progress=not args.quiet, checkpoint=checkpoint, checkpoint_every=args.checkpoint_every,
+                        cell_timeout=args.cell_timeout)
     print(f"computed {counts['computed']:,} cells ({counts['failed']:,} failed) in {counts['seconds']:.1f} s")
     if args.extras:
         if args.checkpoint_every:

@@ -205,39 +205,54 @@ class PrecomputeEngine:
             "estimated_seconds": None if failed else pilot_seconds + per_token * rest_tokens,
         }
 
-    def run(self, workers: int = 1, executor: Executor | None = None, progress: bool = True, checkpoint: Callable[[], None] | None = None, checkpoint_every: int = 0) -> dict:
+    def run(self, workers: int = 1, executor: Executor | None = None, progress: bool = True, checkpoint: Callable[[], None] | None = None, checkpoint_every: int = 0,
+            cell_timeout: float = 0.0) -> dict:
         """Evaluate every pending cell. ``workers > 1`` uses local processes; ``executor`` overrides (e.g. Dask).
 
         Questions go in :func:`sample_order`, so a run stopped early leaves a task-stratified sample done.
         ``checkpoint()`` is called after every ``checkpoint_every`` questions (e.g. to write a partial table).
+        ``cell_timeout``: seconds a reasoner call may take before its cell fails (0: no limit; not on Dask).
         Returns counts: ``cells`` (all), ``computed`` now, ``failed`` now, ``seconds``.
+
+        Stopped (Ctrl-C, or SIGTERM as :class:`~fgpo_lib.errors.Terminated`), it caches the questions its workers
+        have finished, cancels the rest, ends its own worker processes at once (they ignore Ctrl-C, and die with this
+        process), and raises the interrupt again with ``kept``: what it kept, counted.
         """
         todo = [(q, self.pending(q)) for q in sample_order(self.questions, self.spec.sample_seed)]
         todo = [(q, p) for q, p in todo if p]
         n_cells = len(self.questions) * self.space.n_subsets
-        computed = failed = done = 0
+        counts = {"computed": 0, "failed": 0, "done": 0}
         t0 = time.perf_counter()
         bar = tqdm(total=sum(len(p) for _, p in todo), desc=f"{self.spec.benchmark}/{self.spec.reasoner}", unit="cell", disable=not progress)
         own = None
         if executor is None and workers > 1:
-            executor = own = ProcessPoolExecutor(max_workers=workers)
+            executor = own = ProcessPoolExecutor(max_workers=workers, initializer=worker_init)
+        futures: list = []
+
+        def keep(q: Question, res: list, secs: float) -> None:
+            self.cache.put(self._rows(q, res, secs))
+            counts["computed"] += len(res)
+            counts["failed"] += sum(r[3] == "failed" for r in res)
+            counts["done"] += 1
+            bar.update(len(res))
+            if counts["done"] == 1:
+                from .. import _mark_ready
+
+                _mark_ready("first question cached")
+
         def workers_failed(exc: BaseException) -> PrecomputeError:  # a fork refused (process limit, memory): stop, never hang
-            nonlocal own
-            if own is not None:
-                own.shutdown(wait=False, cancel_futures=True)
-                own = None
-            return PrecomputeError(f"worker processes failed ({type(exc).__name__}: {exc}) after {done} questions; every finished "
+            return PrecomputeError(f"worker processes failed ({type(exc).__name__}: {exc}) after {counts['done']} questions; every finished "
                                    "question is cached, so rerun with fewer --workers to continue")
 
         def evaluated():  # (question, results, seconds), in todo order, here or on the executor's workers
             if executor is None:
                 for q, pend in todo:
                     t = time.perf_counter()
-                    yield q, evaluate_question(self.spec, q, pend, self.reasoner), time.perf_counter() - t
+                    yield q, evaluate_question(self.spec, q, pend, self.reasoner, cell_timeout), time.perf_counter() - t
                 return
             spec_dict = asdict(self.spec)
             try:
-                futures = [executor.submit(evaluate_remote, spec_dict, asdict(q), pend) for q, pend in todo]
+                futures.extend(executor.submit(evaluate_remote, spec_dict, asdict(q), pend, cell_timeout) for q, pend in todo)
             except (BrokenProcessPool, OSError) as exc:
                 raise workers_failed(exc) from None
             for (q, _), fut in zip(todo, futures):  # written in submission order: deterministic cache contents
@@ -245,22 +260,33 @@ class PrecomputeEngine:
                     _, res, secs = fut.result()
                 except (BrokenProcessPool, OSError) as exc:
                     raise workers_failed(exc) from None
+                fut.fgpo_kept = True
                 yield q, res, secs
 
         try:
             for q, res, secs in evaluated():
-                self.cache.put(self._rows(q, res, secs))
-                computed += len(res)
-                failed += sum(r[3] == "failed" for r in res)
-                bar.update(len(res))
-                done += 1
-                if checkpoint and checkpoint_every and done % checkpoint_every == 0:
+                keep(q, res, secs)
+                if checkpoint and checkpoint_every and counts["done"] % checkpoint_every == 0:
                     checkpoint()  # its own errors are its own (an output path), never a worker's
+        except KeyboardInterrupt as exc:
+            if own is not None:
+                stop_workers(own)
+            for (q, _), fut in zip(todo, futures):  # finished on a worker, not yet written: kept too
+                if not getattr(fut, "fgpo_kept", False) and fut.done() and not fut.cancelled() and fut.exception() is None:
+                    keep(q, *fut.result()[1:])
+            unfinished = len(todo) - counts["done"]
+            exc.kept = (f"{counts['computed']:,} cells of {counts['done']:,} questions computed in this run are cached, with every cell before it; "
+                        f"{unfinished:,} questions were not finished (their cells are computed again when the same command runs)")
+            raise
+        except BaseException:
+            if own is not None:
+                stop_workers(own)
+            raise
         finally:
             bar.close()
             if own is not None:
-                own.shutdown()
-        return {"cells": n_cells, "computed": computed, "failed": failed, "seconds": time.perf_counter() - t0}
+                own.shutdown(wait=True, cancel_futures=True)
+        return {"cells": n_cells, "computed": counts["computed"], "failed": counts["failed"], "seconds": time.perf_counter() - t0}
 
     # --- extra cells: All-Tools and the selection call ------------------------------------------------------------
     @property
@@ -514,3 +540,30 @@ class EngineOracle:
             if new:
                 self._memo.update(zip(((row, s) for s in new), self.engine.cells(self.engine.questions[row], new).tolist()))
         return np.array([[self._memo[(r, s)] for s in subs] for r, subs in zip(rows.tolist(), subsets.tolist())], dtype=np.float32).reshape(subsets.shape)
+
+
+def worker_init() -> None:
+    """A local worker process ignores Ctrl-C (the command stops it, having kept what it finished) and, on Linux, dies
+    with the command (``prctl(PR_SET_PDEATHSIG)``), so that no worker outlives it, even a killed one."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the command's handler, inherited at fork: a SIGTERM ends the worker
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def stop_workers(pool: ProcessPoolExecutor) -> None:
+    """End a local pool's workers now: pending questions are cancelled, running ones killed (their cells are lost,
+    and say so), without waiting for them."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # before shutdown, which forgets them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        try:
+            proc.kill()
+        except (OSError, ValueError, AttributeError):
+            pass

@@ -19,9 +19,9 @@ class CallableReasoner(Reasoner):
     """Args: target, the ``module:function`` import path."""
 
     def __init__(self, target: str) -> None:
-        from ..agent import import_object
+        from ..user_code import UserCodeError, import_object
 
-        fn = import_object(target, "--reasoner")
+        fn = import_object(target, "--reasoner", UserCodeError)
         if not callable(fn):
             raise ValueError(f"--reasoner {target!r} is a {type(fn).__name__}, not a function (question, tool_outputs) -> answer")
         self.fn, self.target, self.name = fn, target, target
@@ -31,7 +31,12 @@ class CallableReasoner(Reasoner):
             self.source_sha256 = "source-unavailable"
 
     def answer(self, question: str, tool_outputs: list[str]) -> str:
-        out = self.fn(question, list(tool_outputs))
+        from ..user_code import describe
+
+        try:
+            out = self.fn(question, list(tool_outputs))
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a failed cell, named (SystemExit too: never the command's exit)
+            raise ReasonerError(f"reasoner {self.target!r} failed on question {question[:80]!r}: {describe(exc)}") from None
         if not isinstance(out, str):
             raise ReasonerError(f"reasoner {self.target!r} returned {type(out).__name__}, not text")
         return out
