@@ -43,6 +43,8 @@ COMMANDS: dict[str, Command] = {
                         outputs=(Output("plot", "figure"), Output("save_selector", "selector")), inputs=("--table",)),
     "select": Command("fgpo_lib.commands.select", "pick tools for new questions with a saved selector (one JSON line per question)",
                       outputs=(Output("out", "jsonl"),), inputs=("selector", "--questions")),
+    "calibrate": Command("fgpo_lib.commands.calibrate", "pick a selector's fallback threshold on held-out questions for a target average of tools or accuracy",
+                         outputs=(Output("out", "record"),), inputs=("selector", "--table")),
     "example-table": Command("fgpo_lib.commands.example_table", "write the illustrative 4-tool protein-structure table", outputs=(Output("out", "table"),)),
     "precompute": Command("fgpo_lib.precompute.command", "evaluate every (question, subset) cell with a frozen reasoner into a reward table",
                           outputs=(Output("out", "table"),), inputs=("--resume-from", "--cache")),
