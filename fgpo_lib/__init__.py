@@ -33,18 +33,9 @@ def _quiet_interrupt_while_starting() -> None:
     if (launched == "default" and handler is signal.SIG_IGN) or (
             launched is None and (os.path.basename(sys.argv[0] if sys.argv else "") == "fgpo" or as_module) and handler is signal.default_int_handler):
         signal.signal(signal.SIGINT, stop)
-    _mark_ready("starting")
+    from .markers import mark
 
-
-def _mark_ready(stage: str) -> None:
-    """Append ``stage`` to the file ``FGPO_READY_FILE`` names, if set: a child's own "ready" marker, so that a test
-    sends its signal at a known stage rather than after a delay that depends on the machine's load."""
-    import os
-
-    path = os.environ.get("FGPO_READY_FILE")
-    if path:
-        with open(path, "a") as fh:
-            fh.write(stage + "\n")
+    mark("starting")
 
 
 _quiet_interrupt_while_starting()

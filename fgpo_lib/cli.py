@@ -45,27 +45,27 @@ COMMANDS: dict[str, Command] = {
                       outputs=(Output("out", "jsonl"),), inputs=("selector", "--questions")),
     "calibrate": Command("fgpo_lib.commands.calibrate", "pick a selector's fallback threshold on held-out questions for a target average of tools or accuracy",
                          outputs=(Output("out", "record"),), inputs=("selector", "--table")),
-    "example-table": Command("fgpo_lib.commands.example_table", "write the illustrative 4-tool protein-structure table", outputs=(Output("out", "table"),)),
+    "example-table": Command("fgpo_lib.commands.examples", "write the illustrative 4-tool protein-structure table", outputs=(Output("out", "table"),)),
     "precompute": Command("fgpo_lib.precompute.command", "evaluate every (question, subset) cell with a frozen reasoner into a reward table",
                           outputs=(Output("out", "table"),), inputs=("--resume-from", "--cache")),
     "table-info": Command("fgpo_lib.commands.table_info", "summary statistics of a reward table; of several, one markdown row each"),
-    "verify-table": Command("fgpo_lib.commands.verify_table", "re-evaluate random cells of a precomputed table live"),
-    "cross-build": Command("fgpo_lib.commands.cross_build", "measure how a committed LLM table's cells re-derive under this machine's llama.cpp build (one record per table)",
+    "verify-table": Command("fgpo_lib.commands.verify", "re-evaluate random cells of a precomputed table live"),
+    "cross-build": Command("fgpo_lib.commands.crossbuild", "measure how a committed LLM table's cells re-derive under this machine's llama.cpp build (one record per table)",
                            outputs=(Output("out_dir", "folder"),)),
     "plan": Command("fgpo_lib.commands.plan", "what a tool library costs: subsets, table memory, precompute time, the GRPO budget"),
     "questions": Command("fgpo_lib.commands.questions", "print a benchmark's questions as JSONL (qid, task, split, exact text): the keys fgpo score takes"),
     "score": Command("fgpo_lib.commands.score", "score free-text predictions on a built-in benchmark, per task"),
     "coverage": Command("fgpo_lib.commands.coverage", "per task: share of questions answerable from some tool subset's outputs", outputs=(Output("markdown", "markdown"),)),
-    "scaling": Command("fgpo_lib.scaling", "the scaling chapter's runs: tables of 8 to 20 tools from a reader, every estimator on each (records/scaling/)",
+    "scaling": Command("fgpo_lib.commands.scaling", "the scaling chapter's runs: tables of 8 to 20 tools from a reader, every estimator on each (records/scaling/)",
                        outputs=(Output("out_dir", "folder"),)),
-    "ondemand": Command("fgpo_lib.ondemand", "the sampled estimators with every cell an on-demand LLM call, on 12-20 tools (records/scaling_llm/)",
+    "ondemand": Command("fgpo_lib.commands.ondemand", "the sampled estimators with every cell an on-demand LLM call, on 12-20 tools (records/scaling_llm/)",
                         outputs=(Output("out_dir", "folder"),)),
-    "lm-train": Command("fgpo_lib.lm_policy.commands", "train the language-model policy (LoRA) with one arm on a 4-tool table; writes a run record and its adapter",
+    "lm-train": Command("fgpo_lib.commands.lm_policy", "train the language-model policy (LoRA) with one arm on a 4-tool table; writes a run record and its adapter",
                         "add_train_arguments", "run_train", outputs=(Output("out", "record"), Output("save_selector", "selector")), inputs=("--table", "--init-adapter")),
-    "lm-eval": Command("fgpo_lib.lm_policy.commands", "score a language-model run record's test choices on other reasoners' tables (the transfer design)",
+    "lm-eval": Command("fgpo_lib.commands.lm_policy", "score a language-model run record's test choices on other reasoners' tables (the transfer design)",
                        "add_eval_arguments", "run_eval", outputs=(Output("out", "record"),), inputs=("record", "--table")),
     "pipeline": Command("fgpo_lib.pipeline", "every stage in order: precompute (resuming committed tables), scaling, on-demand, the language-model policy, study; --dry-run prints the plan"),
-    "study": Command("fgpo_lib.study.runner", "run every setting's notebook, the summary notebooks, then build the book (what make book does)",
+    "study": Command("fgpo_lib.commands.study", "run every setting's notebook, the summary notebooks, then build the book (what make book does)",
                      outputs=(Output("book_dir", "folder"),)),
 }
 
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
             claim_outputs(args.command, args, cmd.outputs, cmd.inputs)
             if sys.stdout is None and not any(getattr(args, o.dest, None) for o in cmd.outputs):  # started with >&-
                 raise OSError("standard output is closed, so the command's result would be lost" + ("; give " + " or ".join(o.flag for o in cmd.outputs) if cmd.outputs else ""))
-            from . import _mark_ready
+            from .markers import mark as _mark_ready
 
             _mark_ready("running")
             status = args.func(args)

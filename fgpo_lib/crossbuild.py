@@ -34,7 +34,7 @@ from scipy import stats
 
 from .table import RewardTable
 
-RECORDS = Path(__file__).resolve().parents[1] / "records" / "crossbuild"
+from .paths import CROSSBUILD_RECORDS as RECORDS  # noqa: E402
 #: the rule's tolerated chance that a faithful table fails, and the interval of the measured rate
 FALSE_ALARM = 0.01
 CONFIDENCE = 0.95

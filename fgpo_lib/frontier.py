@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .table import RewardTable
-from .train import TrainConfig, train
+from .train_config import TrainConfig
 
 #: the default sweep of Eq. 1's lambda (the paper reports 0 and 0.1)
 LAMBDAS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)
@@ -42,6 +42,8 @@ def reference_points(table: RewardTable, base: TrainConfig) -> pd.DataFrame:
     if space.max_size >= space.n_tools and space.min_size == 0 or space.is_full and space.max_size >= space.n_tools:
         add("All-Tools", np.full(len(test_rows), space.index_of(list(space.tool_names))))
     add("best fixed", np.full(len(test_rows), int(r[train_rows].mean(0).argmax())))
+    from .train import train
+
     ref = train(table, replace(base, method="reference", reward=base.reward, steps=0))
     add("Reference (ridge)", ref["per_question"]["test"]["greedy_subset"])
     add("Oracle", r[test_rows].argmax(1))
@@ -62,6 +64,8 @@ def frontier(table: RewardTable, base: TrainConfig, lambdas=LAMBDAS, progress: b
     for lam in tqdm(list(lambdas), desc="frontier", unit="lambda", disable=not progress):
         cfg = replace(base, method="fgpo", reward=f"eq1({lam:g})")
         keep: dict = {}
+        from .train import train
+
         rec = train(table, cfg, keep=keep)
         test = rec["per_question"]["test"]
         acc = float(np.mean(test["greedy_reward"]))

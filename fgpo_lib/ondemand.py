@@ -34,18 +34,18 @@ import pandas as pd
 
 from .genomics.libraries import LARGE_LIBRARIES, sub_table
 from ._version import code_version
-from .precompute import DEFAULT_CACHE, EngineOracle, PrecomputeEngine, PrecomputeSpec
-from .scaling import ESTIMATORS, REFERENCE, run_rows, run_scaling, scaling_config
+from .precompute import EngineOracle, PrecomputeEngine, PrecomputeSpec
+from .scaling import run_rows, run_scaling, scaling_config
+from .scaling_estimators import ESTIMATORS, ON_DEMAND, REFERENCE  # noqa: F401  (part of this module's interface)
 from .table import RewardTable
-from .train import SAMPLED, train
+from .train import train
 
 #: the estimators of :data:`fgpo_lib.scaling.ESTIMATORS` that sample through an oracle (so can run on demand)
-ON_DEMAND = tuple(n for n, kw in ESTIMATORS.items() if kw["method"] in SAMPLED)
 #: the on-demand schedule: seeds, updates, questions per update, evaluation interval, learning rate (4x the reader
 #: runs', for a schedule 5x shorter), reward
 SCHEDULE = dict(seeds=(0, 1), steps=12, batch=8, eval_every=4, lr=0.2, reward="eq1")
 #: where ``fgpo ondemand`` writes, and the book reads, the runs
-RUNS_DIR = Path(__file__).resolve().parents[1] / "records" / "scaling_llm"
+from .paths import ONDEMAND_RECORDS as RUNS_DIR  # noqa: E402
 
 
 class OnDemandTable:
@@ -121,31 +121,6 @@ def load_on_demand(runs_dir: Path = RUNS_DIR) -> tuple[pd.DataFrame, pd.DataFram
     return pd.concat(curves, ignore_index=True), pd.concat(finals, ignore_index=True), prov
 
 
-def add_arguments(ap) -> None:
-    """The flags of ``fgpo ondemand`` (and ``python -m fgpo_lib.ondemand``)."""
-    from .genomics.benchmarks import BENCHMARKS
-    from .reasoners.registry import REASONERS
-    from .validation import positive_int
-
-    ap.add_argument("--benchmark", required=True, choices=list(BENCHMARKS), help="the built-in benchmark")
-    ap.add_argument("--reasoner", required=True, choices=list(REASONERS), help="the reasoner of --table, whose larger library's cells are computed on demand")
-    ap.add_argument("--table", required=True, help="the committed 8-tool (163-subset) table of this benchmark and reasoner")
-    ap.add_argument("--tools", type=positive_int, default=20, choices=[n for n in LARGE_LIBRARIES if n > 8], help="the larger library whose cells are computed on demand (default 20)")
-    ap.add_argument("--estimators", nargs="+", default=list(ON_DEMAND), choices=list(ON_DEMAND), metavar="NAME", help=f"the sampled estimators to run (default all: {', '.join(ON_DEMAND)})")
-    ap.add_argument("--reasoner-kwargs", default="{}", help="JSON, e.g. '{\"n_threads\": 1}'")
-    ap.add_argument("--cache", default=str(DEFAULT_CACHE), help="the SQLite cell cache (default ~/.cache/fgpo/cells.sqlite)")
-    ap.add_argument("--out-dir", default=str(RUNS_DIR), help="where the run records go (default records/scaling_llm)")
-
-
-def main(argv=None) -> int:
-    """``python -m fgpo_lib.ondemand``: the same as ``fgpo ondemand``."""
-    import argparse
-
-    ap = argparse.ArgumentParser(prog="python -m fgpo_lib.ondemand", allow_abbrev=False, description=run.__doc__.split("\n")[0])
-    add_arguments(ap)
-    return run(ap.parse_args(argv))
-
-
 def run(args) -> int:
     """``fgpo ondemand --benchmark B --reasoner R --table T.npz``: the estimators that sample, on the 20-tool library
     with every cell on demand and at 8 tools from the committed table ``T`` (the same questions), with full FGPO as
@@ -202,7 +177,3 @@ def run(args) -> int:
     run_on_demand(engine, args.tools, args.estimators, schedule, done=done(args.tools), on_run=save, progress=True)
     print(f"wrote {out}: {len(curves)} curve points, {len(cells)} cells")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

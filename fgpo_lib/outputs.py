@@ -88,7 +88,10 @@ def written_by(path: str | os.PathLike) -> str:
     if head.startswith(b"PK"):
         return _table_writer(path)
     if head.startswith(b"\x89PNG") or head.startswith(b"%PDF") or b"<svg" in head:
-        return next((stamp(c) for c in _stamped_commands(path) if stamp(c).encode() in path.read_bytes()), "a figure fgpo did not write")
+        import re
+
+        found = re.search(rb"fgpo ([a-z][a-z-]*)", path.read_bytes())  # the metadata stamp (write_figure)
+        return stamp(found.group(1).decode()) if found else "a figure fgpo did not write"
     text = _text(path)
     if text is None:
         return "a binary file fgpo did not write"
@@ -128,13 +131,6 @@ def _is_selection_line(line: str) -> bool:
     except ValueError:
         return False
     return isinstance(obj, dict) and "question" in obj and "tools" in obj
-
-
-def _stamped_commands(path: Path) -> tuple[str, ...]:
-    """The commands that write figures (the subcommand table's)."""
-    from .cli import COMMANDS
-
-    return tuple(name for name, cmd in COMMANDS.items() if any(o.kind == "figure" for o in cmd.outputs))
 
 
 def _table_writer(path: Path) -> str:

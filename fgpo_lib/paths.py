@@ -1,5 +1,7 @@
-"""Where the repository keeps its tables and records, and the one place a committed table's path is built:
-:func:`table_path` (``tables/<benchmark>__<reasoner>[__4tools].npz``). No other module builds such a path."""
+"""Every place the repository keeps something, named once: the tables, each kind of record, the book, the caches.
+
+Every other module imports its folder from here (no other module builds a records path), and :func:`table_path` is
+the one place a committed table's path is built (``tables/<benchmark>__<reasoner>[__4tools].npz``)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TABLES_DIR = ROOT / "tables"
 RECORDS_DIR = ROOT / "records"
+#: the scaling chapter's runs on reader tables of 8 to 20 tools (``fgpo scaling``)
+SCALING_RECORDS = RECORDS_DIR / "scaling"
+#: the on-demand runs, every cell an LLM call (``fgpo ondemand``)
+ONDEMAND_RECORDS = RECORDS_DIR / "scaling_llm"
+#: how committed LLM tables re-derive under a llama.cpp build (``fgpo cross-build``)
+CROSSBUILD_RECORDS = RECORDS_DIR / "crossbuild"
+#: the language-model policy's run records (``fgpo lm-train``; the chapter's registry: fgpo_lib.study.lm_runs)
+LM_RECORDS = RECORDS_DIR / "lm_policy"
+#: search points stopped before their last update: their dev curves up to that point
+LM_STOPPED_RECORDS = LM_RECORDS / "stopped"
+#: the book's folder (``fgpo study --book-dir``)
+BOOK_DIR = ROOT / "book"
+#: the cell cache of the precompute engine (SQLite), outside the repository
+CELL_CACHE = Path.home() / ".cache" / "fgpo" / "cells.sqlite"
 #: a library's name -> the suffix of its table files
 LIBRARY_SUFFIXES = {"all": "", "four": "__4tools"}
 

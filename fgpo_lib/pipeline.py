@@ -24,7 +24,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .runs import ROOT, STAGES, TABLES_DIR as TABLES, all_runs
+from .paths import ROOT, TABLES_DIR as TABLES
+from .runs import STAGES, all_runs
 
 
 def precompute_commands() -> list[tuple[str, list[str]]]:
@@ -70,11 +71,12 @@ def still_registered(cmd: list[str], folder: Path | None = None) -> bool:
     """Whether the ``lm-train`` command ``cmd`` (its ``--out`` record) is still a run of the registry as the records
     in ``folder`` (default: the committed folder) make it now: a GRPO seed-0 record written earlier in the same
     pipeline chooses GRPO's rate, and its later seed at the other rate leaves the registry
-    (:func:`~fgpo_lib.lm_policy.design.chosen_grpo_rate`)."""
-    from .lm_policy.design import RECORDS_DIR, lm_runs
+    (:func:`~fgpo_lib.study.lm_runs.chosen_grpo_rate`)."""
+    from .paths import LM_RECORDS
+    from .study.lm_runs import lm_runs
 
     out = Path(cmd[cmd.index("--out") + 1]).name
-    return any(f"{run.name}.json" == out for run in lm_runs(folder if folder is not None else RECORDS_DIR))
+    return any(f"{run.name}.json" == out for run in lm_runs(folder if folder is not None else LM_RECORDS))
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:

@@ -1,13 +1,13 @@
-"""Every run the pipeline makes, as one typed registry, and the one place a committed table's path is built.
+"""Every run the pipeline makes, as one typed registry.
 
-:data:`RUNS` holds one :class:`Run` per command the pipeline would run after the precompute stage: the scaling
+:func:`all_runs` gives one :class:`Run` per command the pipeline would run after the precompute stage: the scaling
 chapter's reader runs, its on-demand LLM runs, and the language-model policy's runs (whose design is
-:data:`fgpo_lib.lm_policy.design.LM_RUNS`). Each entry knows its stage, its ``fgpo`` command and the file whose
+:data:`fgpo_lib.study.lm_runs.LM_RUNS`). Each entry knows its stage, its ``fgpo`` command and the file whose
 existence means it is done; ``fgpo pipeline`` (:mod:`fgpo_lib.pipeline`) runs the pending ones in order, and the
 chapters list them from here. The precompute stage's runs are derived from the committed tables themselves
 (:func:`fgpo_lib.pipeline.precompute_commands`): a table that is not complete names its own command.
 
-:func:`~fgpo_lib.paths.table_path` (re-exported here) is the committed table of a (benchmark, reasoner, library).
+Where each kind of run writes is :mod:`fgpo_lib.paths`'s.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .paths import RECORDS_DIR, ROOT, TABLES_DIR, relative, table_name, table_path  # noqa: F401  (part of this module's interface)
+from .paths import ONDEMAND_RECORDS, SCALING_RECORDS, relative, table_path
 
 STAGES = ("precompute", "scaling", "ondemand", "lm_policy", "study")
 
@@ -50,7 +50,7 @@ def _scaling_runs() -> tuple[Run, ...]:
     out = []
     for b, r, q in (("geneturing", "records", 150), ("geneturing", "minilm", 150), ("genehop", "records", None), ("geneseq", "records", 150)):
         out.append(Run("scaling", f"{b} x {r}", ("scaling", "--benchmark", b, "--reasoner", r, *(("--questions", str(q)) if q else ())),
-                       RECORDS_DIR / "scaling" / f"{b}__{r}" / "provenance.json"))
+                       SCALING_RECORDS / f"{b}__{r}" / "provenance.json"))
     return tuple(out)
 
 
@@ -60,21 +60,16 @@ def _ondemand_runs() -> tuple[Run, ...]:
     for b, r, n in (("geneturing", "gemma3-270m", 12),):
         out.append(Run("ondemand", f"{b} x {r} at {n} tools", ("ondemand", "--benchmark", b, "--reasoner", r, "--table", relative(table_path(b, r)),
                                                                "--tools", str(n), "--reasoner-kwargs", '{"n_threads": 1}'),
-                       RECORDS_DIR / "scaling_llm" / f"{b}__{r}" / "finals.parquet", resumes=True))
+                       ONDEMAND_RECORDS / f"{b}__{r}" / "finals.parquet", resumes=True))
     return tuple(out)
 
 
 def _lm_runs() -> tuple[Run, ...]:
-    from .lm_policy.design import LM_RUNS
+    from .study.lm_runs import LM_RUNS
 
     return tuple(Run("lm_policy", run.name, tuple(run.command()), run.record, role=run.role) for run in LM_RUNS)
 
 
 def all_runs() -> tuple[Run, ...]:
-    """:data:`RUNS`, built on first use (the language-model runs' registry imports its arms' settings)."""
+    """Every run, built on first use (the language-model runs' registry imports its arms' settings)."""
     return _scaling_runs() + _ondemand_runs() + _lm_runs()
-
-
-def pending(stage: str) -> list[Run]:
-    """The runs of ``stage`` not done yet (an on-demand run that resumes counts as pending until it is done)."""
-    return [run for run in all_runs() if run.stage == stage and not run.done]

@@ -26,27 +26,8 @@ import pandas as pd
 
 from .genomics.libraries import LARGE_LIBRARIES, sub_table
 from .table import RewardTable
-from .algos.registry import sampling_methods
-from .train import TrainConfig, train
-
-#: estimator name -> TrainConfig settings (method and its sub-config); G = 8 for the sampled ones
-ESTIMATORS: dict[str, dict] = {
-    "FGPO (all subsets)": dict(method="fgpo"),
-    "FGPO k=32": dict(method="fgpo", fgpo={"subsets_per_update": 32}),
-    "candidate sets t=4": dict(method="fgpo", fgpo={"candidate_tools": 4}),
-    "sum-and-sample m=8": dict(method="sum-and-sample", sas={"top_m": 8, "n_samples": 4}),
-    "unordered set k=4": dict(method="unordered-set", us={"set_size": 4}),
-    "GRPO": dict(method="grpo"),
-    "RLOO": dict(method="rloo"),
-    "Dr. GRPO": dict(method="grpo", grpo={"scale_rewards": "none"}),
-    "DAPO dynamic sampling": dict(method="grpo", grpo={"dynamic_sampling": 2}),
-    "GRESO skipping": dict(method="grpo", grpo={"skip_dead": 0.5}),
-    "GRPO + replay": dict(method="grpo", grpo={"replay": 64}),
-    "GRPO + entropy": dict(method="grpo", grpo={"entropy_bonus": 0.01}),
-}
-#: the estimators that sample subsets (their dead-group rate is a curve)
-SAMPLED = tuple(n for n, kw in ESTIMATORS.items() if kw["method"] in sampling_methods())  # the estimators that draw subsets
-
+from .scaling_estimators import ESTIMATORS, REFERENCE, SAMPLING_ESTIMATORS  # noqa: F401  (part of this module's interface)
+from .train_config import TrainConfig
 
 def scaling_tables(benchmark: str, reasoner: str, questions: int | None, cache: str | Path, sizes=(8, 12, 16, 20), progress: bool = False) -> dict[int, RewardTable]:
     """``{n_tools: RewardTable}`` for the libraries of :data:`~fgpo_lib.genomics.libraries.LARGE_LIBRARIES`: the
@@ -79,6 +60,8 @@ def run_scaling(tables: dict[int, RewardTable], estimators=None, seeds=(0, 1), s
         for n_tools, table in tables.items():
             for name in names:
                 for seed in seeds:
+                    from .train import train
+
                     c, f = run_rows(n_tools, name, seed, train(table, scaling_config(name, seed, steps, batch, eval_every, lr, reward)))
                     curves += c
                     finals.append(f)
@@ -138,7 +121,6 @@ def paired_against(finals: pd.DataFrame, reference: str = "FGPO (all subsets)") 
     return pd.DataFrame(rows)
 
 
-REFERENCE = "FGPO (all subsets)"
 MARGIN = 2.0  # points: an estimator whose mean paired difference to full FGPO is at least -MARGIN matches it
 
 
@@ -193,7 +175,7 @@ def recommend(n_tools: int, runs_dir: Path | None = None) -> str | None:
 
 # --- committed run records ------------------------------------------------------------------------------------------
 #: where ``fgpo scaling`` writes, and the book reads, the scaling runs
-RUNS_DIR = Path(__file__).resolve().parents[1] / "records" / "scaling"
+from .paths import SCALING_RECORDS as RUNS_DIR  # noqa: E402
 SCHEDULE = dict(seeds=(0, 1, 2), steps=60, batch=16, eval_every=10, lr=0.05, reward="eq1")
 
 
@@ -226,52 +208,3 @@ def load_runs(runs_dir: Path = RUNS_DIR) -> tuple[pd.DataFrame, pd.DataFrame, di
     if not prov:
         raise FileNotFoundError(f"no scaling runs under {runs_dir}; make them with fgpo scaling")
     return pd.concat(curves, ignore_index=True), pd.concat(finals, ignore_index=True), prov
-
-
-def add_arguments(ap) -> None:
-    """The flags of ``fgpo scaling`` (and ``python -m fgpo_lib.scaling``)."""
-    from .genomics.benchmarks import BENCHMARKS
-    from .precompute import DEFAULT_CACHE
-    from .reasoners.registry import REASONERS
-    from .validation import positive_int
-
-    ap.add_argument("--benchmark", required=True, choices=list(BENCHMARKS), help="the built-in benchmark whose tables of 8 to 20 tools are built")
-    readers = [name for name, e in REASONERS.items() if e.kind == "reader"]
-    ap.add_argument("--reasoner", required=True, choices=readers, help=f"the reader whose tables are built ({', '.join(readers)}); an LLM's 20-tool "
-                    "tables are fgpo ondemand's")
-    ap.add_argument("--questions", type=positive_int, default=None, help="a task-stratified sample (default: all); it must leave training and test questions")
-    ap.add_argument("--cache", default=str(DEFAULT_CACHE), help="the SQLite cell cache (default ~/.cache/fgpo/cells.sqlite)")
-    ap.add_argument("--out-dir", default=str(RUNS_DIR), help="where the run records go (default records/scaling)")
-
-
-def run(args) -> int:
-    """``fgpo scaling --benchmark B --reasoner R [--questions Q]``: build the tables (cached cells), run every
-    estimator on every library size, and write the run records to ``records/scaling/<B>__<R>/``."""
-    import time
-
-    t0 = time.perf_counter()
-    tables = scaling_tables(args.benchmark, args.reasoner, args.questions, args.cache, progress=True)
-    t1 = time.perf_counter()
-    first = next(iter(tables.values()))
-    if not len(first.split_index("test")) or not len(first.split_index("train")):
-        raise ValueError(f"--questions {args.questions}: the sample of {first.n_questions} questions has no "
-                         f"{'test' if not len(first.split_index('test')) else 'training'} question; give a larger sample")
-    curves, finals = run_scaling(tables, seeds=SCHEDULE["seeds"], steps=SCHEDULE["steps"], batch=SCHEDULE["batch"], eval_every=SCHEDULE["eval_every"], lr=SCHEDULE["lr"], reward=SCHEDULE["reward"], progress=True)
-    t2 = time.perf_counter()
-    out = Path(args.out_dir) / f"{args.benchmark}__{args.reasoner}"
-    write_runs(out, args.benchmark, args.reasoner, args.questions, tables, curves, finals, {"tables": round(t1 - t0, 1), "training": round(t2 - t1, 1)})
-    print(f"wrote {out}: {len(curves)} curve points, tables {t1 - t0:.0f} s, training {t2 - t1:.0f} s")
-    return 0
-
-
-def main(argv=None) -> int:
-    """``python -m fgpo_lib.scaling``: the same as ``fgpo scaling``."""
-    import argparse
-
-    ap = argparse.ArgumentParser(prog="python -m fgpo_lib.scaling", allow_abbrev=False, description=run.__doc__.split("\n")[0])
-    add_arguments(ap)
-    return run(ap.parse_args(argv))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -38,7 +38,7 @@ from typing import Sequence
 import numpy as np
 
 from ._version import __version__
-from .selector_folder import FORMAT_NAME, FORMAT_VERSION, SelectorError, check_selector_dir, is_selector_folder, read_selector_doc, write_selector_folder
+from .selector_folder import FORMAT_NAME, FORMAT_VERSION, SelectorError, read_selector_doc, write_selector_folder  # noqa: F401  (the format names are part of this module's interface)
 from .subsets import SubsetSpace
 
 #: the kinds of selector: ``lm``'s code lives with the language-model policy and is imported by name when used (as

@@ -28,97 +28,23 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
 from ._version import __version__
-from .algos import BASELINES, DPOConfig, FGPOConfig, GRPOConfig
+from .algos import BASELINES
 from .algos.registry import METHODS as REGISTRY
-from .algos.registry import Setup, check_method, make_optimizer, parse_settings, sampling_methods, settings_of
-from .algos.sum_and_sample import SumAndSampleConfig
-from .algos.unordered_set import UnorderedSetConfig
+from .algos.registry import Setup, make_optimizer, settings_of
 from .features import make_featurizer
 from .metrics import evaluate, expected_reward, greedy_reward, reward_classes
 from .oracle import RewardOracle, TableOracle
 from .policy import SubsetPolicy
 from .rewards import RewardSpec
 from .table import RewardTable
-from .validation import MAX_GROUP, MAX_HIDDEN, MAX_QUESTIONS, MAX_SEED, MAX_STEPS, check_int_fields, check_ranges
-
-#: the method names of :data:`fgpo_lib.algos.registry.METHODS`, in registry order
-METHODS = tuple(REGISTRY)
-#: the methods that learn only through a reward oracle (GRPO's family and the sampled estimators)
-SAMPLED = sampling_methods()
-
-
-@dataclass
-class TrainConfig:
-    method: str = "fgpo"
-    """A name of the method registry (:data:`fgpo_lib.algos.registry.METHODS`; ``fgpo train --help`` lists them)."""
-    seed: int = 0
-    """Fixes policy initialisation, minibatches, GRPO's samples and the metric samples."""
-    steps: int = 200
-    """Updates: exact FGPO steps, or GRPO generation batches (each runs grpo.num_iterations optimizer steps)."""
-    lr: float = 0.05
-    """Adam learning rate."""
-    batch_questions: int = 0
-    """Training questions per update; 0 means all of them (full batch)."""
-    group_size: int = 8
-    """G: GRPO's samples per question, and the group size of the failure-rate metrics for every method."""
-    featurizer: str = "text"
-    """Question features: 'text' (hashed n-grams, no model), 'constant', or a name registered in fgpo_lib.features."""
-    parameterization: str = "factorized"
-    """Policy head: 'factorized' (per-tool scores + a size term) or 'flat' (a logit per subset). Factorized is the
-    default: on benchmarks/bench_optim.py's synthetic table the flat head's exact optimum-seeking stalls on a plateau."""
-    hidden: int = 0
-    """Width of one tanh hidden layer in the policy; 0 for linear."""
-    prior: dict[str, float] | None = None
-    """Initial policy: {subset label ('a+b'): probability}; the remaining mass is shared equally by the other
-    subsets. None starts uniform. Also the reference of the KL terms."""
-    eval_every: int = 10
-    """Record metrics every this many updates (and at the first and last)."""
-    reward: str = "score"
-    """What the optimizer trains on (:class:`fgpo_lib.rewards.RewardSpec`): 'score' (the raw table), 'eq1' or
-    'eq1(LAMBDA)' (the paper's Eq. 1), 'differential' (the paper's GRPO reward). Accuracy is always the raw score."""
-    fgpo: FGPOConfig = field(default_factory=FGPOConfig)
-    """FGPO-only settings."""
-    grpo: GRPOConfig = field(default_factory=GRPOConfig)
-    """GRPO-only settings."""
-    dpo: DPOConfig = field(default_factory=DPOConfig)
-    """DPO-only settings."""
-    sas: SumAndSampleConfig = field(default_factory=SumAndSampleConfig)
-    """Sum-and-sample settings (RLOO takes group_size)."""
-    us: UnorderedSetConfig = field(default_factory=UnorderedSetConfig)
-    """Unordered-set estimator settings."""
-    settings: dict = field(default_factory=dict)
-    """The method's own settings when the registry gives it no field above (for example {"eta": 0.5} for 'tpo',
-    {"alpha": 0.1} for 'rl-zvp'); {} takes its defaults."""
-
-    RANGES = {"seed": (0, MAX_SEED), "steps": (0, MAX_STEPS), "lr": (0, None), "batch_questions": (0, MAX_QUESTIONS), "group_size": (2, MAX_GROUP),
-              "hidden": (0, MAX_HIDDEN), "eval_every": (1, MAX_STEPS)}
-
-    def __post_init__(self) -> None:
-        check_method(self.method)
-        check_int_fields(self, ("seed", "steps", "batch_questions", "group_size", "hidden", "eval_every"))
-        check_ranges(self)
-        RewardSpec.parse(self.reward)  # a clear error for an unknown reward, before any training
-        if self.prior is not None and (not isinstance(self.prior, dict) or not all(isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                                                   for k, v in self.prior.items())):
-            raise ValueError(f"prior must be None or an object {{subset label: probability}} such as {{\"a+b\": 0.5}}, got {self.prior!r}")
-        for name, cls in (("fgpo", FGPOConfig), ("grpo", GRPOConfig), ("dpo", DPOConfig), ("sas", SumAndSampleConfig), ("us", UnorderedSetConfig)):
-            value = getattr(self, name)
-            if isinstance(value, dict):
-                try:
-                    setattr(self, name, cls(**value))
-                except TypeError as exc:
-                    raise ValueError(f"{name}: {exc}") from None
-            elif not isinstance(value, cls):
-                raise ValueError(f"{name} must be a {cls.__name__} or a dict of its settings, got {type(value).__name__} {value!r}")
-        self.settings = parse_settings(self.method, self.settings)
-
+from .train_config import METHOD_NAMES, SAMPLING_METHODS, TrainConfig  # noqa: F401  (TrainConfig is part of this module's interface)
 
 def prior_probs(space, prior: dict[str, float] | None) -> np.ndarray | None:
     """``(n_subsets,)`` probabilities from ``{label: prob}``; the rest of the mass is spread evenly over the others."""
@@ -186,7 +112,7 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
         eval_oracle: on-demand evaluation, for a library too large to tabulate: an oracle like ``oracle`` (its own
             call counts) that gives the raw score of the greedy subsets. ``table`` then need hold no rewards (an
             :class:`~fgpo_lib.ondemand.OnDemandTable`), the method must sample through ``oracle`` (GRPO or one of
-            :data:`SAMPLED`), and each evaluation point has only the test questions' ``greedy_reward`` and
+            :data:`~fgpo_lib.train_config.SAMPLING_METHODS`), and each evaluation point has only the test questions' ``greedy_reward`` and
             ``greedy_size``.
         keep: a dict this call fills with the trained policy, for a :class:`~fgpo_lib.selector.Selector`:
             ``"policy"`` (the :class:`~fgpo_lib.policy.SubsetPolicy`, holding the dev-selected checkpoint's weights
@@ -194,7 +120,7 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
             ``"checkpoint"`` (``"selected"`` or ``"final"``).
     """
     cfg = config
-    if eval_oracle is not None and (oracle is None or cfg.method not in SAMPLED):
+    if eval_oracle is not None and (oracle is None or cfg.method not in SAMPLING_METHODS):
         raise ValueError(f"on-demand evaluation needs a sampling method and its training oracle; got method {cfg.method!r}")
     if splits is None:
         train_rows, test_rows, dev_rows = table.split_index("train"), table.split_index("test"), np.array([], np.int64)
@@ -225,7 +151,7 @@ def train(table: RewardTable, config: TrainConfig, features: np.ndarray | None =
         evaluations = {"reasoner_calls": 0 if REGISTRY[cfg.method].reads == "nothing" else table.n_questions * table.n_subsets}
         evaluations["unique_reasoner_calls"] = evaluations["reasoner_calls"]
     else:
-        reads_table = cfg.method not in SAMPLED  # an on-demand table has no rewards to read
+        reads_table = cfg.method not in SAMPLING_METHODS  # an on-demand table has no rewards to read
         setup = Setup(cfg, settings_of(cfg), table, torch.from_numpy(reward.apply(table.rewards, table.space)) if reads_table else None,
                       reward, ref_policy, len(train_rows), lambda: RewardOracle(oracle if oracle is not None else TableOracle(table), reward, table.space))
         algo = make_optimizer(cfg.method, setup)

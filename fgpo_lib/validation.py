@@ -11,7 +11,6 @@ import argparse
 import math
 import os
 from numbers import Real
-from pathlib import Path
 
 
 #: documented upper bounds of counts, checked before anything is allocated (a typo such as --steps 10000000000000
@@ -108,25 +107,6 @@ def int_list(text: str) -> list[int]:
     if dup is not None:
         raise argparse.ArgumentTypeError(f"seed {dup} appears twice in {text!r}; each seed counts once")
     return values
-
-
-def check_output_path(flag: str, path: str | os.PathLike) -> Path:
-    """The output file of ``flag``, checked before any compute: not empty, not a directory, its folder a folder (or
-    creatable: no part of it a regular file) that this process may write. Raises ``ValueError`` naming the flag."""
-    text = str(path)
-    if not text.strip():
-        raise ValueError(f"{flag}: the output path is empty; give a file name such as run.json")
-    out = Path(text)
-    if out.is_dir():
-        raise ValueError(f"{flag} {text}: is a directory; give a file path inside it")
-    parent = out.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise ValueError(f"{flag} {text}: {parent} is a file, not a folder, so nothing can be written under it")
-    if not os.access(parent, os.W_OK | os.X_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        raise ValueError(f"{flag} {text}: not writable here ({out if out.exists() else parent} is read-only)")
-    return out
 
 
 def workers_count(text: str) -> int:

@@ -9,7 +9,7 @@ import pytest
 from fgpo_lib import RewardTable, TrainConfig, train
 from fgpo_lib.cli import main
 from fgpo_lib.table import RewardTableError
-from fgpo_lib.train import METHODS
+from fgpo_lib.train_config import METHOD_NAMES as METHODS
 
 LABELS = ["", "a", "c+b", "d+e+f", "a+b+c+d"]  # 5 arbitrary subsets of 6 tools ('c+b': any order)
 

@@ -302,9 +302,9 @@ def test_the_pipeline_trains_every_registered_run_without_a_record(tmp_path, mon
     """``fgpo pipeline --stages lm_policy`` lists one lm-train command per run of LM_RUNS that has no record, on a
     committed table, and skips a run whose record exists."""
     from fgpo_lib.cli import main
-    from fgpo_lib.lm_policy import design as runs
+    from fgpo_lib.study import lm_runs as runs
 
-    monkeypatch.setattr(runs, "RECORDS_DIR", tmp_path)
+    monkeypatch.setattr(runs, "LM_RECORDS", tmp_path)
     assert len({r.name for r in runs.LM_RUNS}) == len(runs.LM_RUNS)
     assert all((runs.ROOT / r.table).exists() for r in runs.LM_RUNS)
     assert main(["pipeline", "--dry-run", "--stages", "lm_policy"]) == 0
@@ -319,7 +319,7 @@ def _grpo_seed0_record(folder, benchmark: str, lr: float, *dev: float) -> None:
     counted: training had not begun) then ``dev``."""
     import json
 
-    from fgpo_lib.lm_policy import design
+    from fgpo_lib.study import lm_runs as design
 
     run = design._grpo_run(benchmark, lr, 0)
     curve = [{"step": 0, "dev_score": 0.9}, *({"step": 20 * (i + 1), "dev_score": d} for i, d in enumerate(dev))]
@@ -332,7 +332,7 @@ def test_grpo_seed_0_chooses_the_rate_its_later_seeds_run_at(tmp_path, monkeypat
     the pipeline skips the seed-1 run at 3e-4 it had planned, and the undecided pair costs one run. A tie goes to
     the first design's rate."""
     from fgpo_lib.cli import main
-    from fgpo_lib.lm_policy import design
+    from fgpo_lib.study import lm_runs as design
     from fgpo_lib.pipeline import still_registered
 
     assert design.better_grpo_rate({3e-4: 0.4, 1e-4: 0.5}) == 1e-4
@@ -351,7 +351,7 @@ def test_grpo_seed_0_chooses_the_rate_its_later_seeds_run_at(tmp_path, monkeypat
     assert design.cost_cpu_hours([loser, winner]) == design.CPU_HOURS["grpo"]
     assert design.cost_cpu_hours([design._grpo_run("geneseq", 3e-4, 0), design._grpo_run("geneseq", 1e-4, 0)]) == 2 * design.CPU_HOURS["grpo"]
 
-    monkeypatch.setattr(design, "RECORDS_DIR", tmp_path)
+    monkeypatch.setattr(design, "LM_RECORDS", tmp_path)
     monkeypatch.setattr(design, "LM_RUNS", design.lm_runs(tmp_path / "none"))  # the plan made before seed 0 chose
     assert main(["pipeline", "--dry-run", "--stages", "lm_policy"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -364,7 +364,7 @@ def test_the_chapters_transfer_table_by_hand(tmp_path):
     questions: every score, the untrained rows and the paired difference are what a hand computation gives."""
     import json
 
-    from fgpo_lib.lm_policy.report import load_records, transfer_results
+    from fgpo_lib.study.lm_report import load_records, transfer_results
     from fgpo_lib.study.protocol_results import paired_comparison
 
     space = SubsetSpace(2, tool_names=("composition", "knn"))  # subsets: 0 none, 1 {0}, 2 {1}, 3 {0,1}
@@ -373,7 +373,7 @@ def test_the_chapters_transfer_table_by_hand(tmp_path):
     other = RewardTable(np.array([[1, 0, 0, 0], [0, 0, 1, 1]], np.float32), ["q2", "q0"], space)
     train.save(tmp_path / "geneturing__qwen2.5-coder-0.5b__4tools.npz")
     other.save(tmp_path / "geneturing__smollm2-135m__4tools.npz")
-    from fgpo_lib.lm_policy.design import LM_RUNS
+    from fgpo_lib.study.lm_runs import LM_RUNS
 
     names = {arm: next(r.name for r in LM_RUNS if (r.benchmark, r.arm, r.role) == ("geneturing", arm, "main")) for arm in ("fgpo", "grpo")}
     for arm, scoring, generation in (("fgpo", [1, 0, 3, 2], [1, 0, 3, 2]), ("grpo", [3, 3, 0, 0], [None, 3, None, 0])):
@@ -410,7 +410,7 @@ def test_the_chapters_decoding_pending_and_linear_head_tables_by_hand(tmp_path, 
     every number is what a hand computation gives."""
     import json
 
-    from fgpo_lib.lm_policy import design as runs, report
+    from fgpo_lib.study import lm_runs as runs, lm_report as report
     from fgpo_lib.study.protocol import ArmResult
     from fgpo_lib.study.protocol_results import save_protocol
 
@@ -605,8 +605,8 @@ def test_the_chapters_calls_curve_by_hand(tmp_path):
     has paid 0, 16 and 24 calls at steps 0, 1 and 2; GRPO's calls are the counts its dev points carry."""
     import json
 
-    from fgpo_lib.lm_policy import report
-    from fgpo_lib.lm_policy.design import LM_RUNS
+    from fgpo_lib.study import lm_report as report
+    from fgpo_lib.study.lm_runs import LM_RUNS
 
     fgpo = {"splits": {"train": list("abcdef")}, "reasoner_calls": 24, "config": {"batch_questions": 4},
             "curve": [{"step": s, "dev_score": d} for s, d in ((0, 0.1), (1, 0.2), (2, 0.25))]}

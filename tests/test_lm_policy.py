@@ -41,7 +41,7 @@ def test_the_gradient_through_the_shared_prompt_is_the_naive_gradient(tiny_model
     grads = []
     for fn in (candidate_scores, naive_candidate_scores):
         tiny_model.zero_grad()
-        expected_reward_loss(fn(tiny_model, prompt, CANDS), rewards, beta=0.03).backward()
+        expected_reward_loss(fn(tiny_model, prompt, CANDS), rewards, entropy_coef=0.03).backward()
         grads.append(torch.cat([p.grad.reshape(-1) for p in tiny_model.parameters() if p.grad is not None]))
     assert torch.allclose(grads[0], grads[1], atol=1e-5)
 
@@ -69,7 +69,7 @@ def test_under_the_mean_the_shared_tag_gets_a_gradient_by_hand(length_norm):
     t = torch.tensor(-1.0, requires_grad=True)
     body, length, r = torch.tensor([0.0, -1.0]), torch.tensor([2.0, 4.0]), torch.tensor([0.0, 1.0])
     scores = (t + body) / length if length_norm else t + body
-    (-expected_reward_loss(scores, r, beta=0.0)).backward()  # J = -loss when beta = 0
+    (-expected_reward_loss(scores, r, entropy_coef=0.0)).backward()  # J = -loss when entropy_coef = 0
     if length_norm:
         s = [(-1 + 0) / 2, (-1 - 1) / 4]  # (-0.5, -0.5): q = (1/2, 1/2)
         q = [math.exp(x) / sum(math.exp(y) for y in s) for x in s]
@@ -110,7 +110,7 @@ def test_candidates_and_parser_cover_the_space():
 def test_trl_zero_std_check_finds_the_dead_groups_trl_counts_live():
     """Six equal rewards of 0.525 (0.95 x 0.5 + 0.05): float32 rounds their mean, so TRL's std is a few 1e-8, above
     ``torch.isclose``'s 1e-8, and ``frac_reward_zero_std`` calls the dead group live; 0 and 1 are exact in float32."""
-    from fgpo_lib.lm_policy.report import trl_zero_std_check
+    from fgpo_lib.study.lm_report import trl_zero_std_check
 
     f = trl_zero_std_check([1.0, 0.525, 0.0, 0.525]).set_index("reward")
     assert list(f.index) == [0.0, 0.525, 1.0]
@@ -122,8 +122,8 @@ def test_trl_zero_std_check_finds_the_dead_groups_trl_counts_live():
 def test_cpu_hours_weigh_each_run_by_its_threads_by_hand():
     """A one-thread run of 1,800 + 5,400 s and a two-thread run of 900 + 2,700 s: 2 + 2 x 1 = 4 CPU-hours; a record
     without ``torch_threads`` (made before it was recorded) counts one thread."""
-    from fgpo_lib.lm_policy.report import cost_frame, cpu_hours
-    from fgpo_lib.lm_policy.design import LMRun
+    from fgpo_lib.study.lm_report import cost_frame, cpu_hours
+    from fgpo_lib.study.lm_runs import LMRun
 
     def record(warm: float, train: float, backbone: dict) -> dict:
         return {"format_warmup": {"seconds": warm, "config": {"epochs": 1.0}}, "config": {"lr": 3e-4}, "reasoner_calls": 0,
@@ -142,8 +142,8 @@ def test_main_records_keep_grpo_at_the_rate_its_seed_0_chose_on_dev_by_hand():
     0.35 at 1e-4, so 3e-4 is kept, though the means over seeds (0.3 against 0.4) would pick 1e-4; with FGPO's and
     SFT's main runs, no run of another role, and a benchmark with one rate keeping it. Without a seed-0 GRPO run, a
     benchmark keeps no GRPO run."""
-    from fgpo_lib.lm_policy.design import LMRun
-    from fgpo_lib.lm_policy.report import main_records
+    from fgpo_lib.study.lm_runs import LMRun
+    from fgpo_lib.study.lm_report import main_records
 
     def rec(lr, *dev):
         return {"config": {"lr": lr}, "curve": [{"step": 0, "dev_score": 0.9}, *({"step": i + 1, "dev_score": d} for i, d in enumerate(dev))]}
@@ -165,9 +165,9 @@ def test_every_committed_record_re_derives_from_its_table():
     import numpy as np
 
     from fgpo_lib.lm_policy.data import lm_splits
-    from fgpo_lib.lm_policy.report import load_records
+    from fgpo_lib.study.lm_report import load_records
     from fgpo_lib.lm_policy.runner import DECODINGS, rescore
-    from fgpo_lib.lm_policy.design import MAX_TRAIN, ROOT
+    from fgpo_lib.study.lm_runs import MAX_TRAIN, ROOT
     from fgpo_lib.table import RewardTable
 
     records = load_records()
@@ -185,7 +185,7 @@ def test_every_committed_record_re_derives_from_its_table():
 
 
 def _two_arms(fgpo_runs, sft_runs):
-    from fgpo_lib.lm_policy.design import LMRun
+    from fgpo_lib.study.lm_runs import LMRun
 
     def rec(scores):
         return {"test": {"question_ids": ["a", "b"], "scoring": {"scores": scores}}}
@@ -202,7 +202,7 @@ def test_seed_aggregates_by_hand():
     With both questions one task, a run's score is its mean on them: FGPO's seeds 0.5 and 1.0, SFT's 0.0 and 0.5.
     IQM of two values (no whole value is 25% of two): their mean, 75 and 25. P(FGPO > SFT): 0.5 > 0, 0.5 = 0.5 (a
     half), 1 > 0, 1 > 0.5: 3.5 of 4."""
-    from fgpo_lib.lm_policy.report import seed_aggregates
+    from fgpo_lib.study.lm_report import seed_aggregates
 
     records = _two_arms([[1, 0], [1, 1]], [[0, 0], [1, 0]])
     agg = seed_aggregates(records, reps=200, tasks={"a": "t1", "b": "t2"}).set_index("arm")
@@ -223,8 +223,8 @@ def test_the_routing_rule_on_a_committed_table():
     import numpy as np
 
     from fgpo_lib.lm_policy.data import lm_splits
-    from fgpo_lib.lm_policy.design import MAX_TRAIN, ROOT, LMRun
-    from fgpo_lib.lm_policy.routing import best_fixed_score, routes, routes_by_benchmark, routes_summary
+    from fgpo_lib.study.lm_runs import MAX_TRAIN, ROOT, LMRun
+    from fgpo_lib.study.lm_routing import best_fixed_score, routes, routes_by_benchmark, routes_summary
     from fgpo_lib.table import RewardTable
 
     run = LMRun("geneseq", "fgpo")
@@ -254,8 +254,8 @@ def test_dev_ties_by_hand():
     import numpy as np
 
     from fgpo_lib.lm_policy.data import lm_splits
-    from fgpo_lib.lm_policy.design import MAX_TRAIN, ROOT, LMRun
-    from fgpo_lib.lm_policy.routing import dev_ties_frame
+    from fgpo_lib.study.lm_runs import MAX_TRAIN, ROOT, LMRun
+    from fgpo_lib.study.lm_routing import dev_ties_frame
     from fgpo_lib.table import RewardTable
 
     run = LMRun("geneseq", "fgpo", seed=2)
@@ -295,8 +295,8 @@ def test_the_tie_break_point_beside_its_main_run_by_hand():
     import numpy as np
 
     from fgpo_lib.lm_policy.data import lm_splits
-    from fgpo_lib.lm_policy.design import MAX_TRAIN, RECIPE, ROOT, TIE_BREAK_POINT, LMRun
-    from fgpo_lib.lm_policy.routing import confirmation_verdict, routes_summary, tie_break_frame
+    from fgpo_lib.study.lm_runs import MAX_TRAIN, RECIPE, ROOT, TIE_BREAK_POINT, LMRun
+    from fgpo_lib.study.lm_routing import confirmation_verdict, routes_summary, tie_break_frame
     from fgpo_lib.table import RewardTable
 
     main_run, tie_run = LMRun("geneseq", "fgpo", RECIPE, seed=1), LMRun("geneseq", "fgpo", TIE_BREAK_POINT, role="tie-break", seed=1)
@@ -339,3 +339,22 @@ def test_the_tie_break_point_beside_its_main_run_by_hand():
     assert routes_summary(records) == "0 of 1 seeds on geneseq"
     records["tie"][1]["curve"] = [*curve[:2], {"step": 50, "dev_score": 0.4}]
     assert not tie_break_frame(records).iloc[0]["same dev curve"]
+
+
+def test_the_lm_fgpo_loss_is_the_linear_heads_on_the_same_q():
+    """The language-model arm's loss and the linear head's (fgpo_lib.algos.fgpo.fgpo_loss) share the entropy weight's
+    name and, on the same logits, value and gradient; checked by hand on q = (1/4, 1/4, 1/2), r = (1, 0, 0.5):
+    J = 0.5, H = 1.5 ln 2, so the loss with entropy_coef c is -(0.5 + 1.5 c ln 2)."""
+    import math
+
+    from fgpo_lib.algos.fgpo import fgpo_loss
+    from fgpo_lib.lm_policy.candidate_scores import expected_reward_loss
+
+    z = torch.tensor([0.0, 0.0, math.log(2.0)], requires_grad=True)
+    r = torch.tensor([1.0, 0.0, 0.5])
+    lm = expected_reward_loss(z, r, entropy_coef=0.2)
+    assert float(lm) == pytest.approx(-(0.5 + 0.2 * 1.5 * math.log(2.0)), abs=1e-6)
+    (g_lm,) = torch.autograd.grad(lm, z)
+    linear = fgpo_loss(z[None], r[None], entropy_coef=0.2)
+    (g_linear,) = torch.autograd.grad(linear, z)
+    assert float(linear) == pytest.approx(float(lm)) and torch.allclose(g_lm, g_linear)

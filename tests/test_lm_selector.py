@@ -28,7 +28,9 @@ def trained(tmp_path_factory):
                           "--set", "epochs=1", "--set", "batch_questions=4", "--set", "eval_every=2", "--set", "lr=0.01", "--set", "dev_measures=scoring",
                           "--out", tmp / "r.json", "--save-selector", tmp / "sel"])
     assert code == 0, err
-    return tmp, table, json.loads((tmp / "r.json").read_text())
+    record = json.loads((tmp / "r.json").read_text())
+    assert ("q is near uniform" in err) == record["test"]["near_uniform"], err  # lm-train says so when it is
+    return tmp, table, record
 
 
 def test_the_saved_lm_selector_gives_the_records_choices(trained):

@@ -138,16 +138,19 @@ def test_on_demand_cli_names_bad_input(tmp_path, capsys):
 
 def test_on_demand_cli_resumes_without_rerunning(tmp_path):
     """A second run over finished records trains nothing again: no (library, estimator, seed, step) twice."""
-    from fgpo_lib.ondemand import main
+    from fgpo_lib.cli import main
+
+    def run_ondemand(argv):
+        assert main(["ondemand", *argv]) == 0
 
     eight = PrecomputeEngine(PrecomputeSpec("genehop", "records", questions=16), cache=tmp_path / "a.sqlite")
     eight.run(progress=False)
     eight.build_table().save(tmp_path / "t.npz")
     args = ["--benchmark", "genehop", "--reasoner", "records", "--table", str(tmp_path / "t.npz"), "--estimators", "GRPO",
             "--cache", str(tmp_path / "b.sqlite"), "--out-dir", str(tmp_path / "out")]
-    main(args)
+    run_ondemand(args)
     first = pd.read_parquet(tmp_path / "out" / "genehop__records" / "curves.parquet")
-    main(args)
+    run_ondemand(args)
     again = pd.read_parquet(tmp_path / "out" / "genehop__records" / "curves.parquet")
     assert len(again) == len(first) and not again.duplicated(["tools", "estimator", "seed", "step"]).any()
     assert set(again.tools) == {8, 20} and set(again.seed) == set(SCHEDULE["seeds"])

@@ -88,6 +88,7 @@ def _argv(command: str, inp: dict) -> list[str]:
         "compare": ["compare", "--table", table, "--methods", "fgpo", "--seeds", "0"],
         "frontier": ["frontier", "--table", table],
         "select": ["select", selector, "--question", "Which tool?"],
+        "calibrate": ["calibrate", selector, "--table", table, "--target-tools", "1"],
         "example-table": ["example-table"],
         "precompute": ["precompute", "--benchmark", "genehop", "--reasoner", "bm25"],
         "coverage": ["coverage", "--benchmark", "genehop"],

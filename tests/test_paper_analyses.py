@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fgpo_lib.paper_analyses import coarsens, dead_prob, empty_optimal_share, proposition1_check, single_tools, tool_removal
+from fgpo_lib.study.paper_analyses import coarsens, dead_prob, empty_optimal_share, proposition1_check, single_tools, tool_removal
 
 
 def test_single_tools_and_empty_optimal_share_by_hand(three_tool_table):

@@ -15,7 +15,7 @@ Shapes: ``rewards: (..., B, G)`` -> advantages ``(..., B, G)``.
 
 from __future__ import annotations
 
-import torch
+from .._lazy import torch
 
 
 def gpg_advantages(rewards: torch.Tensor) -> torch.Tensor:

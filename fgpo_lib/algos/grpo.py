@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
+from .._lazy import torch
 
 from ..validation import Ranged
 

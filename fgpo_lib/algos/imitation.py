@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-import torch.nn.functional as F
+from .._lazy import torch
 
 from ..validation import Ranged
 
@@ -47,7 +46,7 @@ class SFT(_TableImitation):
     """Cross-entropy to each training question's best subset (module doc)."""
 
     def update(self, policy: torch.nn.Module, optimizer: torch.optim.Optimizer, features: torch.Tensor, rows: torch.Tensor, generator: torch.Generator) -> dict:
-        return self._step(optimizer, F.cross_entropy(policy(features[rows]), self.best[rows]))
+        return self._step(optimizer, torch.nn.functional.cross_entropy(policy(features[rows]), self.best[rows]))
 
 
 @dataclass
@@ -86,4 +85,4 @@ class DPO(_TableImitation):
         with torch.no_grad():
             ref = torch.log_softmax(self.ref_policy(x), dim=-1)
         margin = (logp.gather(1, chosen[:, None]) - ref.gather(1, chosen[:, None])) - (logp.gather(1, rejected[:, None]) - ref.gather(1, rejected[:, None]))
-        return self._step(optimizer, -F.logsigmoid(self.config.beta * margin).mean())
+        return self._step(optimizer, -torch.nn.functional.logsigmoid(self.config.beta * margin).mean())

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import torch
+from .._lazy import torch
 
 from ..validation import Ranged
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import torch
+from .._lazy import torch
 
 from .baselines import BASELINES  # noqa: F401  (the baseline entries below are its policies)
 from .fgpo import FGPO, FGPOConfig, fgpo_loss

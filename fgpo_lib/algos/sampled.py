@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
-import torch
+from .._lazy import torch
 
 
 class SampledEstimator:

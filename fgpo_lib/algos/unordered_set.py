@@ -23,7 +23,7 @@ import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 
-import torch
+from .._lazy import torch
 
 from ..validation import Ranged
 

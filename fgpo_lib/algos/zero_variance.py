@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import torch
+from .._lazy import torch
 
 from ..validation import Ranged
 from .grpo import STD_EPS, grpo_advantages

@@ -15,7 +15,7 @@ import argparse
 
 from ..validation import int_list
 from ..validation import plain
-from .train_flags import METHODS, add_train_args, build_config, load_table, method_help
+from .train_flags import METHOD_NAMES, add_train_args, build_config, load_table, method_help
 
 
 def plain_paragraphs(text: str) -> str:
@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.description = plain_paragraphs(__doc__.split("\n\n", 1)[1]) + "\n\n" + method_help()
     add_train_args(p)
-    p.add_argument("--methods", default=",".join(METHODS), help="comma-separated methods to compare, each run on every seed (default: all)")
+    p.add_argument("--methods", default=",".join(METHOD_NAMES), help="comma-separated methods to compare, each run on every seed (default: all)")
     p.add_argument("--seeds", type=int_list, default=[0, 1, 2, 3, 4], help="comma-separated seeds (default 0,1,2,3,4)")
     p.add_argument("--out", help="write the summary (JSON) here")
 
@@ -38,8 +38,8 @@ def run(args: argparse.Namespace) -> int:
     table = load_table(args)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     for m in methods:
-        if m not in METHODS:
-            raise ValueError(f"unknown method {m!r} in --methods; use {', '.join(METHODS)}")
+        if m not in METHOD_NAMES:
+            raise ValueError(f"unknown method {m!r} in --methods; use {', '.join(METHOD_NAMES)}")
     seeds = args.seeds
     if not seeds or not methods:
         raise ValueError(f"--seeds and --methods each need at least one item, got seeds {seeds!r}, methods {args.methods!r}")

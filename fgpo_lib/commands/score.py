@@ -4,7 +4,6 @@ own evaluate.py rule where it has one)."""
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 

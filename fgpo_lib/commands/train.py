@@ -6,14 +6,14 @@ from __future__ import annotations
 import argparse
 
 from ..validation import seed_int
-from .train_flags import METHODS, add_train_args, build_config, calls_meaning, load_table, method_help
+from .train_flags import METHOD_NAMES, add_train_args, build_config, calls_meaning, load_table, method_help
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.description = method_help()
     add_train_args(p)
-    p.add_argument("--method", choices=METHODS, default="fgpo", metavar="METHOD", help="the method to train (listed above); default fgpo")
+    p.add_argument("--method", choices=METHOD_NAMES, default="fgpo", metavar="METHOD", help="the method to train (listed above); default fgpo")
     p.add_argument("--seed", type=seed_int, default=0, help="fixes initialisation, minibatches and samples (default 0)")
     p.add_argument("--out", help="write the run record (JSON) here")
     p.add_argument("--save-selector", metavar="DIR", help="save the trained selector in this folder (Selector.load reads it; fgpo select uses it)")

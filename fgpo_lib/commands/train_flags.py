@@ -14,7 +14,7 @@ import json
 from dataclasses import fields
 
 from ..algos.registry import METHODS as REGISTRY
-from ..train import METHODS, TrainConfig
+from ..train_config import METHOD_NAMES, TrainConfig
 from ..validation import field_docs
 
 #: TrainConfig's per-method fields (the method registry's ``field``) -> their settings class
@@ -139,4 +139,4 @@ def calls_meaning(method: str) -> str:
             "table": "every cell of the table, which it reads whole, however many steps it trains"}[REGISTRY[method].reads]
 
 
-__all__ = ["METHODS", "add_subsets_arg", "add_train_args", "build_config", "calls_meaning", "load_table", "method_help"]
+__all__ = ["METHOD_NAMES", "add_subsets_arg", "add_train_args", "build_config", "calls_meaning", "load_table", "method_help"]

@@ -89,9 +89,11 @@ def format_anchor(sequence_logps: torch.Tensor, scores: torch.Tensor) -> torch.T
     return (torch.softmax(scores.detach(), dim=-1) * sequence_logps).sum()
 
 
-def expected_reward_loss(scores: torch.Tensor, rewards: torch.Tensor, beta: float) -> torch.Tensor:
-    """FGPO's loss on one question: ``-(sum_S q(S) r(S) + beta H(q))``, ``q = softmax(scores)`` over every
-    candidate (Eq. 2 with Eq. 5's entropy bonus). ``scores, rewards: (n_candidates,)``."""
-    logq = torch.log_softmax(scores, dim=-1)
-    q = logq.exp()
-    return -((q * rewards).sum() - beta * (q * logq).sum())
+def expected_reward_loss(scores: torch.Tensor, rewards: torch.Tensor, entropy_coef: float) -> torch.Tensor:
+    """FGPO's loss on one question: ``-(sum_S q(S) r(S) + entropy_coef H(q))``, ``q = softmax(scores)`` over every
+    candidate (Eq. 2 with Eq. 5's entropy bonus, the paper's beta). ``scores, rewards: (n_candidates,)``. The linear
+    head's loss is :func:`fgpo_lib.algos.fgpo.fgpo_loss` with the same ``entropy_coef``; on the same logits the two
+    are one function: this calls it (tests/test_lm_policy.py checks both against a hand computation)."""
+    from ..algos.fgpo import fgpo_loss
+
+    return fgpo_loss(scores, rewards, entropy_coef)

@@ -20,13 +20,11 @@ from collections import Counter
 
 import numpy as np
 
+from .errors import LMPolicyError  # noqa: F401  (part of this module's interface)
+
 from ..rewards import RewardSpec
 from ..table import RewardTable, stratified_split
 from .prompt import build_prompt, candidate_pieces, candidates, parse_answer
-
-
-class LMPolicyError(ValueError):
-    """A table or split a language-model arm cannot train on, named."""
 
 
 def lm_splits(table: RewardTable, dev_fraction: float = 0.2, max_train: int = 0, seed: int = 0) -> dict[str, np.ndarray]:

@@ -178,4 +178,14 @@ def evaluate_on_test(model, tokenizer, table, rows, length_norm: bool = True, ma
     choices, texts = generated_choices(model, tokenizer, table, rows, max_new_tokens)
     generation = score_choices(table, rows, choices)
     return {"question_ids": [table.question_ids[r] for r in rows], "scoring": scoring, "generation": {**generation, "texts": texts},
-            "q_entropy": float(entropy(q).mean()), "q_top_mass": float(q.max(1).mean())}
+            "q_entropy": float(entropy(q).mean()), "q_top_mass": float(q.max(1).mean()), "near_uniform": near_uniform(q)}
+
+
+#: ``q`` is near uniform when its mean top probability is below this many times the uniform one (1 / n_subsets)
+NEAR_UNIFORM_FACTOR = 2.0
+
+
+def near_uniform(q: np.ndarray) -> bool:
+    """Whether a policy's ``q: (n_questions, n_subsets)`` is near uniform: its mean top probability below
+    :data:`NEAR_UNIFORM_FACTOR` / n_subsets. Its argmax then rests on small score differences (a short run's)."""
+    return bool(q.max(1).mean() < NEAR_UNIFORM_FACTOR / q.shape[1])

@@ -2,7 +2,7 @@
 
 Per update, for each of ``batch_questions`` training questions, the candidates' scores come from one batched pass
 that computes the prompt once (:func:`~fgpo_lib.lm_policy.candidate_scores.candidate_scores`), ``q = softmax(scores)``, and
-the loss is ``-sum_S q(S|x) r(x,S) - beta H(q(.|x))`` with Eq. 1's reward (:func:`~fgpo_lib.lm_policy.candidate_scores.expected_reward_loss`),
+the loss is ``-sum_S q(S|x) r(x,S) - entropy_coef H(q(.|x))`` with Eq. 1's reward (:func:`~fgpo_lib.lm_policy.candidate_scores.expected_reward_loss`),
 averaged over the batch; with ``format_weight`` > 0 the loss also subtracts
 ``format_weight * sum_S q(S|x) log p(y_S|x)`` with ``q`` held fixed (:func:`~fgpo_lib.lm_policy.candidate_scores.format_anchor`,
 not in the paper). AdamW on the LoRA adapter, a cosine schedule over the run. Every ``eval_every`` updates the dev
@@ -42,8 +42,9 @@ SCHEDULES = ("cosine", "constant")
 class LMFGPOConfig(Ranged):
     lr: float = 3e-4
     """AdamW learning rate of the adapter (the chapter's runs choose it from LM_LR_GRID on dev)."""
-    beta: float = 0.03
-    """Weight of the entropy bonus H(q) (the paper's)."""
+    entropy_coef: float = 0.03
+    """Weight of the entropy bonus H(q) (the paper's beta, 0.03; the linear head's FGPOConfig.entropy_coef). Run
+    records made before this name held it as ``beta``."""
     batch_questions: int = 16
     """Training questions per update (the paper's)."""
     epochs: float = 4.0
@@ -69,7 +70,7 @@ class LMFGPOConfig(Ranged):
     objective: str = "expected"
     """'expected': the exact expected reward with the entropy bonus (Eq. 2 and 5, the paper's); 'tpo': the
     cross-entropy to the target q exp(r / eta), exact over every candidate (TPO, the linear study's second exact
-    method; beta is not used)."""
+    method; entropy_coef is not used)."""
     eta: float = 0.5
     """The TPO target's temperature (objective 'tpo'): smaller puts the target on the best candidates."""
     schedule: str = "cosine"
@@ -83,7 +84,7 @@ class LMFGPOConfig(Ranged):
     """Which checkpoint dev selection keeps when later ones tie the best dev score: 'first' (the rule of every run
     before it) or 'expected', the tied checkpoint with the higher exact expected reward of q on dev (fgpo_lib.lm_policy.dev)."""
 
-    RANGES = {"lr": (1e-12, 1.0), "beta": (0, None), "batch_questions": (1, MAX_QUESTIONS), "epochs": (1e-6, 10_000), "eval_every": (1, MAX_STEPS),
+    RANGES = {"lr": (1e-12, 1.0), "entropy_coef": (0, None), "batch_questions": (1, MAX_QUESTIONS), "epochs": (1e-6, 10_000), "eval_every": (1, MAX_STEPS),
               "seed": (0, MAX_SEED), "weight_decay": (0, None), "format_weight": (0, None), "temperature": (1e-6, None), "eta": (1e-6, None), "warmup_ratio": (0, 1)}
 
     def __post_init__(self) -> None:
@@ -104,7 +105,7 @@ def objective_loss(scores: torch.Tensor, rewards: torch.Tensor, cfg: LMFGPOConfi
     logits = scores / cfg.temperature
     if cfg.objective == "tpo":
         return tpo_loss(logits, rewards, cfg.eta)
-    return expected_reward_loss(logits, rewards, cfg.beta)
+    return expected_reward_loss(logits, rewards, cfg.entropy_coef)
 
 
 def lr_schedule(optimizer, cfg, steps: int):

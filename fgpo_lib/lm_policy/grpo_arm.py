@@ -12,7 +12,7 @@ Two dead-group rates are recorded per step: the **live** one (:class:`TableRewar
 whose ``G`` completions got equal rewards, from the completions themselves) and TRL's ``frac_reward_zero_std``, the
 share of groups whose reward standard deviation is zero. The two agree in exact arithmetic, but TRL computes the
 standard deviation in float32 and tests it with ``torch.isclose`` (absolute tolerance 1e-8), so six equal rewards
-whose float32 mean is rounded (0.525, say) read as a live group (:func:`~fgpo_lib.lm_policy.report.trl_zero_std_check`).
+whose float32 mean is rounded (0.525, say) read as a live group (:func:`~fgpo_lib.study.lm_report.trl_zero_std_check`).
 
 How it departs from the paper: the paper's budget is 2.4x FGPO's table cells; a run here gets ``budget`` times the
 training questions' cells in *sampled completions* (``max_steps`` follows from it), stated in the record.

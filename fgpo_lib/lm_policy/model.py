@@ -129,9 +129,54 @@ def load_backbone(backbone: str = "smollm2-135m", dtype: str = "float32", device
     return model, tokenizer
 
 
-def load_policy_backbone(backbone: str, dtype: str = "float32", device: str = "cpu"):
-    """:func:`load_backbone` for a selector (the same, named for its caller)."""
-    return load_backbone(backbone, dtype, device)
+#: where a selector keeps a GGUF backbone once converted (:func:`load_policy_backbone`), one folder per file and dtype
+CONVERTED_CACHE = Path.home() / ".cache" / "fgpo" / "backbones"
+
+
+def load_policy_backbone(backbone: str, dtype: str = "float32", device: str = "cpu", sha256: str | None = None):
+    """:func:`load_backbone` for a selector, in seconds after the first time: a GGUF backbone, once dequantized, is
+    saved as a transformers folder under :data:`CONVERTED_CACHE`, keyed by the GGUF file's ``sha256`` (the identity
+    the selector was saved with, which its loader has just checked) and the dtype, and later loads read that folder
+    instead of converting the GGUF again (about 70 s). The cached folder is written whole (a temporary folder, then a
+    rename) and holds the same tensors, so a selector's probabilities are the same either way. Loads print no
+    progress bar and no library warning. A local model folder needs no conversion and loads as it is."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    if is_hf_dir(backbone) or not sha256:
+        return load_backbone(backbone, dtype, device)
+    import torch
+
+    folder = CONVERTED_CACHE / f"{sha256[:32]}-{dtype}"
+    if not (folder / "fgpo-converted.json").is_file():
+        import contextlib
+        import io
+
+        with contextlib.redirect_stderr(io.StringIO()):  # the GGUF conversion's own progress bar (plain tqdm)
+            model, tokenizer = load_backbone(backbone, dtype, "cpu")
+        tmp = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            model.save_pretrained(str(tmp))
+            tokenizer.save_pretrained(str(tmp))
+            (tmp / "fgpo-converted.json").write_text(f'{{"gguf_sha256": "{sha256}", "dtype": "{dtype}", "backbone": "{backbone}"}}\n')
+            tmp.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp, folder) if not folder.exists() else shutil.rmtree(tmp)
+        except OSError:  # no room or no permission for the cache: this load is right, the next one converts again
+            shutil.rmtree(tmp, ignore_errors=True)
+        return model.to(resolve_device(device)), tokenizer
+    torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[dtype]
+    model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch_dtype)
+    tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model.to(resolve_device(device))
+    model.eval().requires_grad_(False)
+    return model, tokenizer
 
 
 def with_lora(model, settings: LoraSettings = LoraSettings()):

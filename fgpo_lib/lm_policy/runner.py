@@ -16,56 +16,21 @@ from __future__ import annotations
 
 import datetime as _dt
 import sys
-from dataclasses import dataclass, fields, replace
-from typing import Callable
+from dataclasses import fields, replace
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from ..study.protocol import FGPO_ARM, GRPO_PAPER, SFT_ARM
 from ..outputs import write_record
 from ..table import RewardTable
 from .data import LMPolicyError, check_table, lm_splits, score_choices
-from .fgpo_arm import LMFGPOConfig, train_fgpo
-from .grpo_arm import LMGRPOConfig, train_grpo
-from .sampled_arm import LMSampledConfig, train_sampled
+from .arms import ARM_LABELS, LM_ARMS, LMArm  # noqa: F401  (part of this module's interface)
 from .resume import RunCheckpoint
-from .sft_arm import LMSFTConfig, train_sft
 from .warmup import FormatWarmup, format_warmup, shared_warm_start
 
 #: the two decodings a record holds, in its ``test`` (module doc): candidate scoring and free generation
 DECODINGS = ("scoring", "generation")
-@dataclass(frozen=True)
-class LMArm:
-    """One arm of the policy: its settings and trainer, and the facts the commands and the chapter read from it."""
-
-    settings: type
-    """Its settings dataclass (``fgpo lm-train --set FIELD=VALUE``)."""
-    train: Callable
-    """``(model, tokenizer, table, splits, cfg, progress, checkpoint) -> record``."""
-    label: str
-    """As the chapter writes it."""
-    samples: bool
-    """Whether it samples its training completions (GRPO): its reasoner calls are the cells its samples asked for, and
-    it selects its checkpoint on free generation; the others read every training cell and select on candidate scoring."""
-    linear_arm: str
-    """The book protocol's arm that trains the same objective on the linear head (:data:`fgpo_lib.study.protocol.ARMS`)."""
-    help: str
-    """One line for ``--arm``'s help."""
-
-
-#: the arm registry of the policy; ``fgpo lm-train``, the run design and the chapter derive from it
-LM_ARMS: dict[str, LMArm] = {
-    "fgpo": LMArm(LMFGPOConfig, train_fgpo, "FGPO", False, FGPO_ARM, "the exact expected reward over every candidate subset (or TPO's exact target)"),
-    "sampled": LMArm(LMSampledConfig, train_sampled, "Sampled", False, GRPO_PAPER, "FGPO's arm with GRPO's sampled estimator: G draws from q per question, group-normalised advantage"),
-    "grpo": LMArm(LMGRPOConfig, train_grpo, "GRPO (TRL)", True, GRPO_PAPER, "TRL's GRPOTrainer on sampled completions"),
-    "sft": LMArm(LMSFTConfig, train_sft, "SFT (TRL)", False, SFT_ARM, "TRL's SFTTrainer on each question's best candidate"),
-}
-#: each arm's label in the chapter's tables and figures (the arm registry's)
-ARM_LABELS = {name: arm.label for name, arm in LM_ARMS.items()}
-
-
 def arm_config(arm: str, settings: dict):
     """The arm's settings dataclass from ``settings`` (its field names); an unknown arm or field is a named error."""
     if arm not in LM_ARMS:
@@ -178,7 +143,7 @@ def record_tools(record: dict, source: str = "the record") -> tuple[str, ...]:
     block = record.get("table") if isinstance(record.get("table"), dict) else {}
     if isinstance(block.get("tools"), list):
         return tuple(block["tools"])
-    from .design import ROOT
+    from ..paths import ROOT
 
     path = ROOT / str(block.get("path", ""))
     if block.get("path") and path.is_file():

@@ -1,13 +1,13 @@
 """The sampled arm: FGPO's arm with GRPO's sampled estimator of the reward term, and nothing else changed.
 
 It isolates the estimator. Backbone, LoRA adapter, warm start, candidate scores, ``q = softmax(scores / tau)``, the
-exact entropy term ``beta H(q)`` (it needs no reward), the recipe, the data order, dev selection and seeds are FGPO's
+exact entropy term ``entropy_coef H(q)`` (it needs no reward), the recipe, the data order, dev selection and seeds are FGPO's
 (:func:`~fgpo_lib.lm_policy.fgpo_arm.train_on_candidates`); only the gradient of the reward term differs. Per training
 question it draws ``G = group_size`` subsets from ``q`` (with replacement, as G independent completions), reads the
 reward cells of the drawn subsets alone, and takes GRPO's group-normalised advantage on them
 (:func:`fgpo_lib.algos.grpo.grpo_advantages`, TRL's ``scale_rewards``)::
 
-    loss(x) = -(1/G) sum_i A_i log q(S_i|x) - beta H(q(.|x)),   A_i = (r_i - mean_j r_j) / (std_j r_j + 1e-4)
+    loss(x) = -(1/G) sum_i A_i log q(S_i|x) - entropy_coef H(q(.|x)),   A_i = (r_i - mean_j r_j) / (std_j r_j + 1e-4)
 
 How it departs from TRL's loss: a "completion" is one action (a subset scored listwise over the candidates), so the
 policy ratio is 1 on the update that drew it (one update per draw, as TRL's ``num_iterations = 1``) and clipping
@@ -55,7 +55,7 @@ class LMSampledConfig(LMFGPOConfig):
             raise ValueError(f"objective must be 'expected' for the sampled arm (it samples the expected reward's gradient), got {self.objective!r}")
 
 
-def sampled_reward_loss(logits: torch.Tensor, rewards: torch.Tensor, draws: torch.Tensor, beta: float, scale_rewards: str = "group") -> torch.Tensor:
+def sampled_reward_loss(logits: torch.Tensor, rewards: torch.Tensor, draws: torch.Tensor, entropy_coef: float, scale_rewards: str = "group") -> torch.Tensor:
     """The sampled arm's loss on one question (module doc) for fixed ``draws``.
 
     ``logits: (n_candidates,)``, the scores divided by the temperature; ``rewards: (n_candidates,)``, the question's
@@ -64,7 +64,7 @@ def sampled_reward_loss(logits: torch.Tensor, rewards: torch.Tensor, draws: torc
     logq = torch.log_softmax(logits, dim=-1)
     adv = grpo_advantages(rewards[draws].reshape(1, -1), scale_rewards)[0].detach()
     q = logq.exp()
-    return -(adv * logq[draws]).mean() + beta * (q * logq).sum()
+    return -(adv * logq[draws]).mean() + entropy_coef * (q * logq).sum()
 
 
 class SampledEstimator:
@@ -88,7 +88,7 @@ class SampledEstimator:
         drawn = self.rewards[row, draws]
         self.read.update((row, int(s)) for s in draws)
         self.dead.append(bool((drawn == drawn[0]).all()))
-        return sampled_reward_loss(logits, self.rewards[row], draws, self.cfg.beta, self.cfg.scale_rewards)
+        return sampled_reward_loss(logits, self.rewards[row], draws, self.cfg.entropy_coef, self.cfg.scale_rewards)
 
     def end_update(self) -> dict:
         out = {"dead_group_rate": float(np.mean(self.dead)) if self.dead else 0.0, "cells_read": len(self.read)}

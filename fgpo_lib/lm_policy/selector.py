@@ -100,7 +100,7 @@ def load_lm_selector(cls, folder: Path, doc: dict, space):
         raise
     except Exception as exc:  # noqa: BLE001 - a truncated or foreign file
         raise SelectorError(f"{folder}/adapter/adapter_model.safetensors: not a readable adapter ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})") from None
-    model, tok = load_policy_backbone(name, lm.get("dtype", "float32"), lm.get("device", "cpu"))
+    model, tok = load_policy_backbone(name, lm.get("dtype", "float32"), lm.get("device", "cpu"), sha256=here.get("sha256"))
     model = with_lora(model).eval()
     try:
         load_adapter(model, folder / "adapter")

@@ -10,10 +10,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .data import prompt_text
-from .evaluate import dev_measures, sampled_candidate_mass
-from .prompt import candidates
-from .sft_arm import sft_args
 
 
 #: training questions on which the warm start's result is measured (:func:`format_warmup`); a module constant, not a
@@ -28,7 +24,7 @@ class FormatWarmup:
     epochs: float = 1.0
     """Passes over the training questions; 0: none (the backbone's own format). One pass is enough for arms that
     score teacher-forced candidates (FGPO, SFT); GRPO samples, and the chapter's GRPO runs take more
-    (runs.ARM_WARMUP says why)."""
+    (fgpo_lib.lm_policy.arms.LM_ARMS says why)."""
     lr: float = 3e-4
     """Learning rate of the adapter."""
     batch_questions: int = 16
@@ -52,6 +48,11 @@ def format_warmup(model, tokenizer, table, rows, cfg: FormatWarmup, progress: bo
 
     from datasets import Dataset
     from trl import SFTTrainer
+
+    from .data import prompt_text
+    from .evaluate import dev_measures, sampled_candidate_mass
+    from .prompt import candidates
+    from .sft_arm import sft_args
 
     rows = np.asarray(rows)
     n = max(1, math.ceil(cfg.epochs * len(rows)))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..errors import PrecomputeError
 
-DEFAULT_CACHE = Path.home() / ".cache" / "fgpo" / "cells.sqlite"
+from ..paths import CELL_CACHE as DEFAULT_CACHE  # noqa: E402
 
 
 class CellCache:

@@ -236,7 +236,7 @@ class PrecomputeEngine:
             counts["done"] += 1
             bar.update(len(res))
             if counts["done"] == 1:
-                from .. import _mark_ready
+                from ..markers import mark as _mark_ready
 
                 _mark_ready("first question cached")
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 
-ROOT = Path(__file__).resolve().parents[2]
+from ..paths import ROOT  # noqa: E402
 NOTEBOOKS = ROOT / "notebooks"
 #: the book's chapters, in reading order, each ``(name, kind)``: ``page`` (``book/<name>.md``, written by hand),
 #: ``notebook`` (``notebooks/<name>.md``, a MyST text notebook executed into ``_generated/`` after the settings) or

@@ -1,7 +1,6 @@
 """The study: every (benchmark, reasoner) setting run by papermill, the summary notebook, then the book.
 
     fgpo study [--book-dir book] [--workers 2] [--small] [--param NAME=VALUE ...]
-    python -m fgpo_lib.study ...                     (the same)
 
 1. **Tables.** A setting's reward table is ``tables/<benchmark>__<reasoner>.npz`` when committed (the LLM tables,
    precomputed with provenance); a reader's table is built by the precompute engine over all questions into
@@ -18,8 +17,6 @@
 
 from __future__ import annotations
 
-import argparse
-import ast
 import hashlib
 import json
 import os
@@ -28,7 +25,6 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..validation import positive_int
 from .book import BOOK_NOTEBOOKS, ROOT, build_book, execute_notebook, toc
 from ..genomics.benchmarks import BENCHMARKS
 from ..reasoners.registry import REASONERS
@@ -236,26 +232,3 @@ def _previous_timings(gen: Path) -> dict:
 def _write_settings_toc(book_dir: Path, done: list[str]) -> None:
     """The table of contents of this build (:func:`fgpo_lib.study.book.toc`)."""
     (book_dir / "_toc.yml").write_text(toc(done))
-
-
-def add_arguments(ap: argparse.ArgumentParser) -> None:
-    """The study's flags, shared by ``fgpo study`` and ``python -m fgpo_lib.study``."""
-    ap.add_argument("--book-dir", default=str(ROOT / "book"), help="the book's folder (default: the repository's book/)")
-    ap.add_argument("--workers", type=positive_int, default=2, help="settings run in parallel (processes)")
-    ap.add_argument("--small", action="store_true", help="the CI configuration: 2 settings, 2 seeds, few steps")
-    ap.add_argument("--param", action="append", default=[], help="setting-notebook parameter NAME=VALUE (repeatable)")
-
-
-def run(args: argparse.Namespace) -> int:
-    overrides = {}
-    for item in args.param:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--param takes NAME=VALUE, got {item!r}")
-        try:
-            overrides[key] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            overrides[key] = value
-    html = run_study(Path(args.book_dir), args.workers, args.small, overrides)
-    print(f"book: {html / 'index.html'}")
-    return 0

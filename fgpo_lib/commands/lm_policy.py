@@ -1,5 +1,5 @@
 """``fgpo lm-train`` and ``fgpo lm-eval``: the language-model policy's command lines (the arms of
-:data:`~fgpo_lib.lm_policy.runner.LM_ARMS`; a setting is ``--set FIELD=VALUE``, typed by the arm's dataclass)."""
+:data:`~fgpo_lib.lm_policy.arms.LM_ARMS`; a setting is ``--set FIELD=VALUE``, typed by the arm's dataclass)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import json
 from dataclasses import fields
 from pathlib import Path
 
-from .data import LMPolicyError
-from .model import BACKBONES, DEVICES, DTYPES
-from .warmup import FormatWarmup
-from .runner import LM_ARMS, arm_config, mean_score, rescore, run_lm_arm
+from ..lm_policy.arms import LM_ARMS
+from ..lm_policy.errors import LMPolicyError
+from ..lm_policy.model import BACKBONES, DEVICES, DTYPES
+from ..lm_policy.warmup import FormatWarmup
 
 
 def _settings(arm: str, pairs: list[str]) -> dict:
@@ -25,11 +25,15 @@ def _settings(arm: str, pairs: list[str]) -> dict:
         if not sep:
             raise LMPolicyError(f"--set {pair!r}: use FIELD=VALUE")
         if key not in types:
+            from ..lm_policy.runner import arm_config
+
             arm_config(arm, {key: None})  # the named error listing the arm's fields
         try:
             out[key] = _parse_bool(value) if types[key] is bool else types[key](value)
         except ValueError:
             raise LMPolicyError(f"--set {key}: {value!r} is not a {'boolean (true or false)' if types[key] is bool else types[key].__name__}") from None
+    from ..lm_policy.runner import arm_config
+
     try:
         arm_config(arm, out)  # the ranges and choices, before any model loads
     except ValueError as exc:
@@ -74,7 +78,8 @@ def run_train(args: argparse.Namespace) -> int:
         raise LMPolicyError(f"--max-train must be >= 0, got {args.max_train}")
     if not args.format_warmup >= 0:
         raise LMPolicyError(f"--format-warmup must be >= 0 passes, got {args.format_warmup}")
-    from .model import check_backbone, resolve_device
+    from ..lm_policy.model import check_backbone, resolve_device
+    from ..lm_policy.runner import mean_score, run_lm_arm
 
     check_backbone(args.backbone)  # the outputs were checked before the command ran (fgpo_lib.outputs): a bad path costs no run
     resolve_device(args.device)
@@ -86,9 +91,14 @@ def run_train(args: argparse.Namespace) -> int:
     print(f"{args.arm}: test score {mean_score(t['scoring']['scores']):.2f} (candidate scoring), {mean_score(t['generation']['scores']):.2f} (free generation, "
           f"{t['generation']['format_failures']} format failures); dev-selected step {rec['selected_step']}; {rec['reasoner_calls']:,} reasoner calls; "
           f"{rec['train_seconds']:.0f} s training")
+    if t.get("near_uniform"):
+        import warnings
+
+        warnings.warn(f"the selected checkpoint's q is near uniform on the test questions (mean top probability {t['q_top_mass']:.3f}, entropy "
+                      f"{t['q_entropy']:.2f} nats): its choices rest on small score differences; train longer or at a higher rate")
     if keep is not None:
         from ..table import RewardTable
-        from .selector import record_selector
+        from ..lm_policy.selector import record_selector
 
         record_selector(RewardTable.load(args.table), rec, keep).save(args.save_selector)
         print(f"saved the selector in {args.save_selector} (fgpo select {args.save_selector} --question TEXT)")
@@ -104,7 +114,7 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
 def read_record(path: str) -> dict:
     """A run record from its file, checked (:func:`~fgpo_lib.lm_policy.runner.check_record`); a file that is not JSON
     text (a table passed as the record, say) is a named error."""
-    from .runner import check_record
+    from ..lm_policy.runner import check_record
 
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -120,6 +130,7 @@ def read_record(path: str) -> dict:
 
 
 def run_eval(args: argparse.Namespace) -> int:
+    from ..lm_policy.runner import mean_score, rescore
     from ..outputs import write_record
     from ..table import RewardTable
 

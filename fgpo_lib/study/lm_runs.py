@@ -1,7 +1,7 @@
 """The language-model policy's committed runs: the chapter's design, as one registry.
 
 :data:`LM_RUNS` names every run of "The paper's policy" chapter; ``fgpo pipeline --stages lm_policy`` trains each
-one that has no record under :data:`RECORDS_DIR`, and the chapter reads the records. The design (the paper's, cut to
+one that has no record under :data:`LM_RECORDS`, and the chapter reads the records. The design (the paper's, cut to
 a CPU budget):
 
 * **One training table per benchmark**: Qwen2.5-Coder-0.5B's 4-tool table (:data:`TRAINING_REASONER`), the strongest
@@ -37,17 +37,22 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .warmup import FormatWarmup
+from ..lm_policy.arms import LM_ARMS
+from ..paths import LM_RECORDS
+from ..paths import LM_STOPPED_RECORDS as STOPPED_DIR  # noqa: F401  (module doc of STOPPED_POINTS)
+from ..paths import ROOT
+from ..lm_policy.warmup import FormatWarmup
 
-ROOT = Path(__file__).resolve().parents[2]
-RECORDS_DIR = ROOT / "records" / "lm_policy"
-#: search points stopped before their last update: their dev curve up to that point (module doc of STOPPED_POINTS)
-STOPPED_DIR = RECORDS_DIR / "stopped"
 TRAINING_REASONER = "qwen2.5-coder-0.5b"
 MAX_TRAIN = 150
 #: the learning rate every arm uses, the middle of the grid; the chapter shows the grid's dev scores and states
 #: whether this rate is their best
 LR = 3e-4
+
+
+#: a setting's name in a run's file name, where it differs from the field: FGPO's entropy weight was ``beta`` before it
+#: took the linear head's name, and the records made then keep their file names
+NAME_KEYS = {"entropy_coef": "beta"}
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,9 @@ class LMRun:
 
     @property
     def name(self) -> str:
-        extra = "".join(f"__{k}-{v}" for k, v in sorted(self.settings.items()))
+        """``benchmark__arm[__backbone][__setting-value ...][__warmup-P][__from-ARM]__sS``; a setting is written under
+        its name in :data:`NAME_KEYS` where it has one (the names of records made before a field was renamed)."""
+        extra = "".join(f"__{NAME_KEYS.get(k, k)}-{v}" for k, v in sorted(self.settings.items(), key=lambda kv: NAME_KEYS.get(kv[0], kv[0])))
         size = "" if self.backbone == "smollm2-135m" else f"__{self.backbone}"
         warm = "" if self.format_warmup == FormatWarmup.epochs else f"__warmup-{self.format_warmup}"
         init = "" if self.init_from is None else f"__from-{self.init_from.arm}"
@@ -98,7 +105,7 @@ class LMRun:
 
     @property
     def record(self) -> Path:
-        return RECORDS_DIR / f"{self.name}.json"
+        return LM_RECORDS / f"{self.name}.json"
 
     def command(self) -> list[str]:
         """The ``fgpo`` command line that trains it."""
@@ -111,23 +118,14 @@ class LMRun:
     @property
     def adapter(self) -> Path:
         """Where the run keeps its trained adapter (beside its record)."""
-        return RECORDS_DIR / f"{self.name}.adapter"
+        return LM_RECORDS / f"{self.name}.adapter"
 
 
 LM_BENCHMARKS = ("geneturing", "geneseq", "generegion")
-#: an arm's settings in every run beyond the learning rate. GRPO gets 1x FGPO's table cells in sampled completions,
-#: not the paper's 2.4x: a step of TRL's GRPOTrainer (4 questions x G = 6, gradient checkpointing on) took 110.5 s on
-#: GeneTuring prompts on one thread, so 2.4x (240 steps on 150 questions) is about 7 CPU-hours; 1x is 100 steps,
-#: about 3. Its dev evaluations (both decodings, about 4 minutes each) come every 20 steps, 5 in a run.
-ARM_SETTINGS = {"grpo": {"budget": 1.0, "eval_every": 20}}
-#: an arm's answer-format warm start in passes, where it is not FormatWarmup's one. GRPO *samples* its training
-#: completions, so it needs a policy that writes the format at temperature 1, as the paper's 7B instruct policy does
-#: from the prompt alone; FGPO and SFT train on teacher-forced candidates and need only the greedy format. After one
-#: pass SmolLM2-135M's opening tag had log-probability -2.0 (about 1 sample in 7 opens it): GeneTuring GRPO runs from
-#: that start had 71% of the first step's completions cut at the length limit, learnt only the format reward and
-#: collapsed onto the empty answer. Three passes; each warm start records the chance it reached
-#: (``sampled_candidate_mass``).
-ARM_WARMUP = {"grpo": 3.0}
+#: an arm's settings in every run beyond the learning rate, and its answer-format warm start in passes: the arm
+#: registry's (fgpo_lib.lm_policy.arms.LM_ARMS says why GRPO's differ)
+ARM_SETTINGS = {name: arm.run_settings for name, arm in LM_ARMS.items() if arm.run_settings}
+ARM_WARMUP = {name: arm.warmup for name, arm in LM_ARMS.items() if arm.warmup != FormatWarmup.epochs}
 #: GRPO's one learning-rate point beside :data:`LR`: every run's rate comes from FGPO's grid, and GRPO at LR had every
 #: group of its GeneTuring run dead from step 20 on (one greedy answer on every dev question). A third of the rate asks
 #: whether that collapse follows the rate rather than the objective
@@ -152,8 +150,8 @@ SEARCH_POINTS: tuple[dict, ...] = (
     # the entropy weight: q's optimum per question is proportional to exp(r / beta), so a larger beta keeps q off one
     # shared subset while the question's own signal is learnt (the paper's Table 5 tries 0.08), at the rate that moved
     # the first design's runs (their rate moved q little in a first epoch)
-    {**SEARCH_BASE, "lr": 3e-4, "beta": 1.0},
-    {**SEARCH_BASE, "lr": 3e-4, "beta": 0.3},
+    {**SEARCH_BASE, "lr": 3e-4, "entropy_coef": 1.0},
+    {**SEARCH_BASE, "lr": 3e-4, "entropy_coef": 0.3},
 )
 #: FGPO's recipe for the main table, chosen on **dev** among the finished search points: beta 0.3 had the best dev
 #: score (52.4 against beta 1.0's 50.0, SFT's 47.6 and FGPO-from-SFT's 50.0) with 8 distinct dev argmax subsets
@@ -169,7 +167,9 @@ TIE_BREAK_POINT = {**RECIPE, "tie_break": "expected"}
 #: of three and the tie-break on all three. Registered before any of these seeds ran, with the claim it tests: every
 #: seed routes under the tie-break (the chapter's rule, on its training table's test questions). GeneTuring alone:
 #: GeneSeq routes under either rule, and on GeneRegion the question text predicts little (the reference selector)
-CONFIRMATION_SEEDS = (3,)
+CONFIRMATION_REGISTERED = (3, 4, 5)
+#: the confirmation's seeds that ran: its claim failed on the first (:data:`UNRUN`)
+CONFIRMATION_SEEDS = CONFIRMATION_REGISTERED[:1]
 #: what left the registry unrun, and why (the chapter lists it): each is a diagnostic beside the main table that no
 #: acceptance asks for, or one whose question is already answered
 UNRUN = {
@@ -180,17 +180,15 @@ UNRUN = {
 }
 #: the tie-break point's seeds per benchmark that ran (the rest: :data:`UNRUN`)
 TIE_BREAK_SEEDS = {"geneturing": (0, 1, 2), "geneseq": (0,)}
-#: seeds of the main table per benchmark (the issue's floor: 3 for FGPO and SFT, 2 for GRPO)
-SEEDS = {"fgpo": (0, 1, 2), "sampled": (0, 1, 2), "sft": (0, 1, 2), "grpo": (0, 1)}
+#: seeds of the main table per arm (the arm registry's)
+SEEDS = {name: arm.seeds for name, arm in LM_ARMS.items()}
 #: GRPO's learning rates in the main table. Seed 0 runs at each; the one with the better best dev score is GRPO's
 #: main row, and GRPO's later seeds run at that rate alone (the rate is tuned on one seed, then replicated: at 4.4
 #: CPU-hours a GRPO run, a second seed at the losing rate would cost 13 CPU-hours over three benchmarks for rows the
 #: table does not show)
 GRPO_LRS = (LR, GRPO_LR_POINT)
-#: measured CPU-hours of one run (warm start and training, wall seconds x threads; records/lm_policy/*.json through
-#: report.cost_frame, on this 2-core machine shared with other runs, so upper bounds): the search's FGPO points took
-#: 1.92 each, SFT 1.29-1.68, the first design's GRPO runs 3.96-5.14 (GeneRegion's on 2 threads)
-CPU_HOURS = {"fgpo": 1.9, "sft": 1.7, "grpo": 4.4}
+#: measured CPU-hours of one run per arm (the arm registry's; report.cost_frame reads the records' own)
+CPU_HOURS = {name: arm.cpu_hours for name, arm in LM_ARMS.items()}
 
 
 def _arm_run(benchmark: str, arm: str, settings: dict | None = None, role: str = "main", seed: int = 0) -> LMRun:
@@ -215,7 +213,7 @@ def better_grpo_rate(best_dev: dict[float, float]) -> float:
     return max(best_dev, key=lambda lr: (best_dev[lr], -order.get(lr, len(order))))
 
 
-def chosen_grpo_rate(benchmark: str, folder: Path = RECORDS_DIR) -> float | None:
+def chosen_grpo_rate(benchmark: str, folder: Path = LM_RECORDS) -> float | None:
     """The rate of GRPO's main row on ``benchmark`` (:func:`better_grpo_rate` of its seed-0 runs' records in
     ``folder``), or None while a seed-0 run at one of :data:`GRPO_LRS` has no record."""
     paths = {lr: Path(folder) / f"{_grpo_run(benchmark, lr, 0).name}.json" for lr in GRPO_LRS}
@@ -238,7 +236,7 @@ def _main_runs(benchmark: str, folder: Path) -> tuple[LMRun, ...]:
 #: the sampled arm's search on the proxy (issue: isolate the estimator): FGPO's arm with GRPO's sampled estimator
 #: (:mod:`~fgpo_lib.lm_policy.sampled_arm`, G = 6) at the grid of FGPO's search points, rate x entropy weight, on the
 #: search's schedule; its point for every later run is the one with the best dev score (:func:`chosen_point`)
-SAMPLED_SEARCH_POINTS: tuple[dict, ...] = tuple({**SEARCH_BASE, "lr": lr, "beta": beta} for lr in (1e-4, 3e-4) for beta in (0.3, 1.0))
+SAMPLED_SEARCH_POINTS: tuple[dict, ...] = tuple({**SEARCH_BASE, "lr": lr, "entropy_coef": c} for lr in (1e-4, 3e-4) for c in (0.3, 1.0))
 #: the sampled arm's dose-response on the proxy, at its chosen point: G draws per question (6, the paper's, is the
 #: chosen point itself), and Dr. GRPO's unscaled advantage at G = 6
 SAMPLED_GROUP_SIZES = (2, 16)
@@ -252,7 +250,7 @@ GRPO_SEARCH_POINTS: tuple[dict, ...] = ({"epsilon_high": 0.28}, {"loss_type": "d
 WARM_START_POINT = ARM_WARMUP["grpo"]
 
 
-def chosen_point(runs: "tuple[LMRun, ...]", folder: Path = RECORDS_DIR) -> "LMRun | None":
+def chosen_point(runs: "tuple[LMRun, ...]", folder: Path = LM_RECORDS) -> "LMRun | None":
     """Of ``runs`` (seed 0 search points of one arm), the one with the best dev score after training began
     (:func:`best_dev_score`, its own selection decoding); a tie goes to the earlier. None while one has no record."""
     paths = [Path(folder) / f"{run.name}.json" for run in runs]
@@ -272,7 +270,7 @@ def grpo_search() -> tuple[LMRun, ...]:
     return tuple(_arm_run(SEARCH_BENCHMARK, "grpo", {"lr": GRPO_LR_POINT, **point}, role="search") for point in GRPO_SEARCH_POINTS)
 
 
-def sampled_runs(folder: Path = RECORDS_DIR) -> tuple[LMRun, ...]:
+def sampled_runs(folder: Path = LM_RECORDS) -> tuple[LMRun, ...]:
     """The sampled arm's runs: its search, then, once the search has chosen its point, the dose-response on the
     proxy and the main seeds at that point on GeneSeq and GeneTuring (the search point is GeneSeq's seed 0)."""
     search = sampled_search()
@@ -286,7 +284,7 @@ def sampled_runs(folder: Path = RECORDS_DIR) -> tuple[LMRun, ...]:
     return (*search, *main, *dose, LMRun(SEARCH_BENCHMARK, "sampled", {**point, **SAMPLED_UNSCALED}, role="group-size"))
 
 
-def lm_runs(folder: Path = RECORDS_DIR) -> tuple[LMRun, ...]:
+def lm_runs(folder: Path = LM_RECORDS) -> tuple[LMRun, ...]:
     """Every run, in the order the pipeline trains them: the routing search, the sampled arm's runs, TRL GRPO's
     search, the recipe's runs on every benchmark (seed 0 first), the warm-start run, then the first design's runs
     (FGPO's main runs before the search, its rate grid and ablations). GRPO's later seeds depend on its seed-0 records
@@ -307,7 +305,7 @@ def lm_runs(folder: Path = RECORDS_DIR) -> tuple[LMRun, ...]:
     )
 
 
-#: the registry as the committed records make it (:func:`lm_runs` of :data:`RECORDS_DIR`)
+#: the registry as the committed records make it (:func:`lm_runs` of :data:`LM_RECORDS`)
 LM_RUNS: tuple[LMRun, ...] = lm_runs()
 
 

@@ -27,9 +27,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .metrics import dead_prob, reward_classes, reward_value_probs, zero_variance_prob
-from .rewards import RewardSpec
-from .table import RewardTable
+from ..metrics import dead_prob, reward_classes, reward_value_probs, zero_variance_prob
+from ..rewards import RewardSpec
+from ..table import RewardTable
 
 
 def _pts(x) -> float:
@@ -110,7 +110,7 @@ def tool_removal(table: RewardTable, arms: dict | None = None) -> pd.DataFrame:
     """For each tool: the oracle and the best fixed subset (points) over the subsets without it, and their change
     from the full library. With ``arms`` (name -> ArmResult, the protocol's), also FGPO retrained without the tool
     (:func:`~fgpo_lib.study.protocol.removal_arm`) and its change from FGPO on the full library, mean over seeds."""
-    from .study.protocol import FGPO_ARM, removal_arm
+    from .protocol import FGPO_ARM, removal_arm
 
     r, space = table.rewards, table.space
     full_oracle, full_best = _pts(r.max(axis=1)), 100 * float(r.mean(axis=0).max())

@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 
 from ..table import RewardTable
-from .data import routing_measures
-from .design import ROOT
-from .runner import ARM_LABELS, mean_score
+from ..lm_policy.data import routing_measures
+from .lm_runs import ROOT
+from ..lm_policy.runner import ARM_LABELS, mean_score
 
 
 def routing_frame(records: dict) -> pd.DataFrame:
@@ -120,10 +120,10 @@ def routes_summary(records: dict, role: str = "main", arm: str = "fgpo") -> str:
 
 def confirmation_verdict(records: dict) -> str:
     """The confirmation's claim, registered before its seeds ran (every seed of
-    :data:`~fgpo_lib.lm_policy.design.CONFIRMATION_SEEDS` routes under the tie break, :func:`routes`), judged on the
+    :data:`~fgpo_lib.study.lm_runs.CONFIRMATION_REGISTERED` routes under the tie break, :func:`routes`), judged on the
     records so far: ``"fails: seed 3 does not route (1 of 3 seeds recorded)"`` once one recorded seed does not,
     ``"holds: all 3 seeds route"`` once every seed has a record and routes, else ``"pending: ..."``."""
-    from .design import CONFIRMATION_SEEDS
+    from .lm_runs import CONFIRMATION_REGISTERED as CONFIRMATION_SEEDS
 
     done = dict(pair for v in routes_by_benchmark(records, role="confirmation").values() for pair in v)
     failed = sorted(s for s, ok in done.items() if not ok)
@@ -172,13 +172,13 @@ def _dev_scores(rec: dict) -> list[tuple]:
 
 
 def tie_break_frame(records: dict) -> pd.DataFrame:
-    """The tie-break point (:data:`~fgpo_lib.lm_policy.design.TIE_BREAK_POINT`, roles ``tie-break`` and
+    """The tie-break point (:data:`~fgpo_lib.study.lm_runs.TIE_BREAK_POINT`, roles ``tie-break`` and
     ``confirmation``) under both rules, one row per run: ``role, benchmark, seed``; whether its dev curve agrees at
     every point with the main FGPO run of the same benchmark and seed, whose training it repeats (NaN without one);
     and under each rule (``first``: the main run's selection, else the record's ``test_first_rule``; ``expected``:
     the point's own) the selected update, the distinct test subsets, the test score (points) and whether it routes
     (:func:`routes`). A run with neither source of the first rule's selection is left out."""
-    from .design import RECIPE, TIE_BREAK_POINT
+    from .lm_runs import RECIPE, TIE_BREAK_POINT
 
     mains = {(run.benchmark, run.seed): (run, rec) for run, rec in records.values() if run.role == "main" and run.arm == "fgpo" and run.settings == RECIPE}
     rows = []
@@ -205,7 +205,7 @@ def search_frame(records: dict, stopped_dir: Path | None = None) -> pd.DataFrame
     update, for a stopped point the first reaching it; the most distinct dev argmax subsets at any point and the
     share of the top one then, q's entropy and top mass at the last point) and, for a finished run, its test score,
     distinct test subsets and whether it routes."""
-    from .design import STOPPED_DIR
+    from .lm_runs import STOPPED_DIR
 
     def summary(curve: list[dict]) -> dict:
         trained = [p for p in curve if p["step"] > 0] or curve

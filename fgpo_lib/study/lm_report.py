@@ -1,6 +1,6 @@
 """What the chapter "The paper's policy" shows, from the committed run records (it never trains).
 
-* :func:`load_records`: the records of :data:`~fgpo_lib.lm_policy.design.LM_RUNS` that exist.
+* :func:`load_records`: the records of :data:`~fgpo_lib.study.lm_runs.LM_RUNS` that exist.
 * :func:`transfer_results`: the paper's transfer design. Each trained policy's test choices, under one decoding,
   scored on **every** LLM reasoner's 4-tool table of its benchmark, for the test questions that table holds, with
   the untrained rows (No-Tool, Random, All-Tools, Oracle) from the same table and questions. The result has the
@@ -11,7 +11,7 @@
 * :func:`decoding_frame`: free generation against candidate scoring, per run; :func:`linear_head_frame`: the same
   questions under the linear head of the book's protocol; :func:`pending_frame`: the runs not recorded yet;
   :func:`seed_aggregates`: rliable's aggregates over seeds.
-* Whether a run routes, and the reference selector beside it: :mod:`fgpo_lib.lm_policy.routing`.
+* Whether a run routes, and the reference selector beside it: :mod:`fgpo_lib.study.lm_routing`.
 
 Array convention: an :class:`~fgpo_lib.study.protocol.ArmResult` here has one row (one seed):
 ``scores, sizes, subsets: (1, n_questions)``; Random's score is its expectation over the uniform policy.
@@ -28,17 +28,18 @@ import pandas as pd
 from ..reasoners.registry import REASONERS
 from ..table import RewardTable
 from ..weights import tqdm_warning_silenced
-from .data import grpo_reward_values
-from .grpo_arm import LMGRPOConfig
-from .runner import ARM_LABELS, DECODINGS, LM_ARMS, mean_score, rescore
-from .design import LM_RUNS, RECORDS_DIR, ROOT, best_dev_score, better_grpo_rate
+from ..lm_policy.data import grpo_reward_values
+from ..lm_policy.grpo_arm import LMGRPOConfig
+from ..lm_policy.runner import ARM_LABELS, DECODINGS, LM_ARMS, mean_score, rescore
+from .protocol import FGPO_ARM, GRPO_PAPER, SFT_ARM
+from .lm_runs import LM_RUNS, LM_RECORDS, ROOT, best_dev_score, better_grpo_rate
 
 UNTRAINED = ("No-Tool", "Random", "All-Tools", "Oracle")
 
 
 def load_records(folder: Path | None = None, role: str | None = None) -> dict:
     """``{run: (LMRun, record)}`` for every registered run (of ``role``, if given) whose record is in ``folder``."""
-    folder = Path(folder) if folder is not None else RECORDS_DIR
+    folder = Path(folder) if folder is not None else LM_RECORDS
     out = {}
     for run in LM_RUNS:
         path = folder / f"{run.name}.json"
@@ -48,9 +49,9 @@ def load_records(folder: Path | None = None, role: str | None = None) -> dict:
 
 
 def main_records(records: dict) -> dict:
-    """The main table's records (role ``main``), GRPO at one rate per benchmark: of :data:`~fgpo_lib.lm_policy.design.GRPO_LRS`,
+    """The main table's records (role ``main``), GRPO at one rate per benchmark: of :data:`~fgpo_lib.study.lm_runs.GRPO_LRS`,
     the rate whose seed-0 run has the better best dev score (its own selection decoding;
-    :func:`~fgpo_lib.lm_policy.design.better_grpo_rate`), the issue's fairness rule and the rate GRPO's later seeds
+    :func:`~fgpo_lib.study.lm_runs.better_grpo_rate`), the issue's fairness rule and the rate GRPO's later seeds
     run at; FGPO and SFT have one rate each. A benchmark whose GRPO runs lack seed 0 keeps none of them."""
     main = {k: v for k, v in records.items() if v[0].role == "main"}
     seed0: dict = {}
@@ -172,7 +173,7 @@ def trl_zero_std_check(values, group_size: int = LMGRPOConfig.group_size) -> pd.
 
 def trl_missed_frame() -> pd.DataFrame:
     """:func:`trl_zero_std_check` on the GRPO rewards of each benchmark's training table (the tables of the main GRPO
-    runs of :data:`~fgpo_lib.lm_policy.design.LM_RUNS`) at the arm's group size, with a ``benchmark`` column."""
+    runs of :data:`~fgpo_lib.study.lm_runs.LM_RUNS`) at the arm's group size, with a ``benchmark`` column."""
     tables = {r.benchmark: ROOT / r.table for r in LM_RUNS if LM_ARMS[r.arm].samples and r.role == "main"}
     return pd.concat([trl_zero_std_check(grpo_reward_values(RewardTable.load(p))).assign(benchmark=b) for b, p in tables.items()], ignore_index=True)
 
@@ -221,9 +222,9 @@ def calls_curve_frame(records: dict) -> pd.DataFrame:
 
 
 def pending_frame(folder: Path | None = None) -> pd.DataFrame:
-    """The runs of :data:`~fgpo_lib.lm_policy.design.LM_RUNS` with no record in ``folder`` yet: ``run, role, arm,
+    """The runs of :data:`~fgpo_lib.study.lm_runs.LM_RUNS` with no record in ``folder`` yet: ``run, role, arm,
     benchmark`` and the ``fgpo`` command that trains it (``fgpo pipeline --stages lm_policy`` runs them all)."""
-    folder = Path(folder) if folder is not None else RECORDS_DIR
+    folder = Path(folder) if folder is not None else LM_RECORDS
     return pd.DataFrame([{"run": run.name, "role": run.role, "arm": ARM_LABELS[run.arm], "benchmark": run.benchmark,
                           "command": "fgpo " + " ".join(run.command())} for run in LM_RUNS if not (folder / f"{run.name}.json").exists()],
                         columns=["run", "role", "arm", "benchmark", "command"])
@@ -245,8 +246,9 @@ def decoding_frame(records: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-#: the linear head's protocol arm that each arm of the language-model policy is set beside
-LINEAR_ARM = {name: arm.linear_arm for name, arm in LM_ARMS.items()}
+#: the linear head's protocol arm that an arm of the language-model policy is set beside, where it has one (the
+#: sampled arm's counterpart is the linear head's GRPO: G draws, the group-normalised advantage)
+LINEAR_ARM = {"fgpo": FGPO_ARM, "sampled": GRPO_PAPER, "grpo": GRPO_PAPER, "sft": SFT_ARM}
 
 
 def linear_head_frame(records: dict, study_dir: Path, library: str = "4 tools") -> pd.DataFrame:
@@ -261,7 +263,7 @@ def linear_head_frame(records: dict, study_dir: Path, library: str = "4 tools") 
         if run.role != "main":
             continue
         key = next(((lib, title) for (lib, title), m in meta.items() if lib == library and (m.benchmark, m.reasoner) == (run.benchmark, rec["table"]["reasoner"])), None)
-        arm = results.get(library, {}).get(key[1], {}).get(LINEAR_ARM[run.arm]) if key else None
+        arm = results.get(library, {}).get(key[1], {}).get(LINEAR_ARM.get(run.arm)) if key else None
         if arm is None or arm.pending:
             continue
         row_of = {q: i for i, q in enumerate(meta[key].load_table().question_ids)}
