@@ -56,13 +56,15 @@ def test_the_unscaled_advantage_averages_to_g_minus_1_over_g_times_the_exact_gra
 
 def test_the_estimator_counts_dead_groups_and_distinct_cells_and_resumes_its_draws():
     rewards = torch.tensor([[1.0, 0.0, 0.5], [0.0, 0.0, 0.0]])
+    raw = torch.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 0.0]])
     cfg = LMSampledConfig(group_size=4, seed=3)
-    est = SampledEstimator(rewards, cfg)
+    est = SampledEstimator(rewards, cfg, raw)
     scores = torch.tensor(LOGITS)
     est.loss(scores, 0)
     est.loss(scores, 1)  # an all-zero row: every group is dead whatever is drawn
     measured = est.end_update()
     assert measured["dead_group_rate"] in (0.5, 1.0) and measured["cells_read"] == len(est.read) <= 3 + 3
+    assert measured["score_dead_rate"] >= measured["dead_group_rate"]  # raw scores tie wherever the rewards do, and more
     assert {row for row, _ in est.read} == {0, 1}
     held = est.state()
     after = [est.draw(scores).tolist() for _ in range(3)]
@@ -95,7 +97,7 @@ def test_two_updates_of_the_sampled_arm_on_a_tiny_model_record_what_they_read():
     assert [u["step"] for u in rec["updates"]] == [1, 2]
     cells = [u["cells_read"] for u in rec["updates"]]
     assert 0 < cells[0] <= cells[1] <= 8 * 3 and rec["reasoner_calls"] == cells[-1] < n_train * table.n_subsets
-    assert all(0 <= u["dead_group_rate"] <= 1 for u in rec["updates"])
+    assert all(0 <= u["dead_group_rate"] <= u["score_dead_rate"] <= 1 for u in rec["updates"])
     assert [p["step"] for p in rec["curve"]] == [0, 1, 2] and rec["curve"][1]["cells_read"] == cells[0]
 
 

@@ -124,7 +124,7 @@ class ExactEstimator:
     (:mod:`.sampled_arm`) swaps this one for a sampled one and keeps everything else. ``rewards: (n_questions,
     n_subsets)``, Eq. 1's reward of the table."""
 
-    def __init__(self, rewards: torch.Tensor, cfg: LMFGPOConfig) -> None:
+    def __init__(self, rewards: torch.Tensor, cfg: LMFGPOConfig, scores: torch.Tensor | None = None) -> None:
         self.rewards, self.cfg = rewards, cfg
 
     def loss(self, scores: torch.Tensor, row: int) -> torch.Tensor:
@@ -156,7 +156,8 @@ def train_fgpo(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, progres
 
 def train_on_candidates(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig, estimator, progress: bool = False, checkpoint: RunCheckpoint | None = None) -> dict:
     """The loop of :func:`train_fgpo` with the reward term of ``estimator``, a class called as ``estimator(rewards,
-    cfg)`` (:class:`ExactEstimator` or the sampled arm's): everything else (data order, warm-up, schedule, entropy
+    cfg, scores)`` (the training reward and the raw scores, both ``(n_questions, n_subsets)``; :class:`ExactEstimator`
+    or the sampled arm's): everything else (data order, warm-up, schedule, entropy
     term, format anchor, dev selection, checkpoints) is the same for every estimator."""
     from tqdm import tqdm
 
@@ -164,7 +165,7 @@ def train_on_candidates(model, tokenizer, table, splits: dict, cfg: LMFGPOConfig
     if model.is_gradient_checkpointing:  # TRL's warm start turns it on; it drops the KV cache the shared prompt needs
         model.gradient_checkpointing_disable()
     rewards = torch.as_tensor(RewardSpec.parse(cfg.reward).apply(table.rewards, table.space), dtype=torch.float32, device=model.device)
-    term = estimator(rewards, cfg)
+    term = estimator(rewards, cfg, torch.as_tensor(table.rewards, dtype=torch.float32, device=model.device))
     train_rows = np.asarray(splits["train"])
     cands = candidate_token_ids(tokenizer, table)
     prompts = {int(r): tokenizer(prompt_text(tokenizer, table.questions[r], table.space.n_tools), add_special_tokens=False, return_tensors="pt")["input_ids"][0] for r in train_rows}

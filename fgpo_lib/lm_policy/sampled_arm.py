@@ -15,9 +15,13 @@ never binds; TRL's loss aggregations (``grpo``, ``dapo``, ``dr_grpo``) all reduc
 ``scale_rewards="none"`` is Dr. GRPO's unscaled advantage ``r_i - mean_j r_j``, whose expectation is
 ``(G - 1)/G`` times the exact gradient of the expected reward (the sample's own reward is in its baseline).
 
-Per update it records the share of dead groups (the G drawn rewards all equal: no reward gradient from that
-question) and the distinct (question, subset) cells read so far, the reasoner calls a cache would make
-(:attr:`SampledEstimator.record`). Its draws come from their own random stream (seeded by the run's seed), so the
+Per update it records two shares of dead groups and the distinct (question, subset) cells read so far, the reasoner
+calls a cache would make (:meth:`SampledEstimator.record`): ``dead_group_rate``, groups whose G training rewards
+(Eq. 1) are all equal, so that the question gives no reward gradient; and ``score_dead_rate``, groups whose G raw
+scores are all equal (the paper's dead group: every draw right, or every draw wrong). Under Eq. 1 the second kind is
+not dead: its rewards still differ by the parsimony term ``lam (1 - 2|S|/n)``, and the group-normalised advantage
+scales that difference to unit size, so such a group pushes q towards fewer tools as hard as a group that tells right
+from wrong. Dr. GRPO's unscaled advantage (``scale_rewards="none"``) keeps it at its own size. Its draws come from their own random stream (seeded by the run's seed), so the
 data order is FGPO's.
 """
 
@@ -71,11 +75,13 @@ class SampledEstimator:
     """The reward term by G draws from ``q`` (module doc), an estimator of
     :func:`~fgpo_lib.lm_policy.fgpo_arm.train_on_candidates`. ``rewards: (n_questions, n_subsets)``."""
 
-    def __init__(self, rewards: torch.Tensor, cfg: LMSampledConfig) -> None:
+    def __init__(self, rewards: torch.Tensor, cfg: LMSampledConfig, scores: torch.Tensor | None = None) -> None:
         self.rewards, self.cfg = rewards, cfg
+        self.scores = rewards if scores is None else scores  # (n_questions, n_subsets): the raw scores, for score_dead_rate
         self.rng = np.random.default_rng([cfg.seed, DRAW_STREAM])
         self.read: set[tuple[int, int]] = set()
-        self.dead: list[bool] = []  # this update's questions: was the group dead?
+        self.dead: list[bool] = []  # this update's questions: were the group's training rewards all equal?
+        self.score_dead: list[bool] = []  # ... its raw scores?
 
     def draw(self, logits: torch.Tensor) -> torch.Tensor:
         """``(G,)`` candidate indices drawn from ``softmax(logits)`` with replacement."""
@@ -88,11 +94,14 @@ class SampledEstimator:
         drawn = self.rewards[row, draws]
         self.read.update((row, int(s)) for s in draws)
         self.dead.append(bool((drawn == drawn[0]).all()))
+        raw = self.scores[row, draws]
+        self.score_dead.append(bool((raw == raw[0]).all()))
         return sampled_reward_loss(logits, self.rewards[row], draws, self.cfg.entropy_coef, self.cfg.scale_rewards)
 
     def end_update(self) -> dict:
-        out = {"dead_group_rate": float(np.mean(self.dead)) if self.dead else 0.0, "cells_read": len(self.read)}
-        self.dead = []
+        out = {"dead_group_rate": float(np.mean(self.dead)) if self.dead else 0.0, "score_dead_rate": float(np.mean(self.score_dead)) if self.score_dead else 0.0,
+               "cells_read": len(self.read)}
+        self.dead, self.score_dead = [], []
         return out
 
     def state(self) -> dict:

@@ -235,12 +235,15 @@ def _main_runs(benchmark: str, folder: Path) -> tuple[LMRun, ...]:
 
 #: the sampled arm's search on the proxy (issue: isolate the estimator): FGPO's arm with GRPO's sampled estimator
 #: (:mod:`~fgpo_lib.lm_policy.sampled_arm`, G = 6) at the grid of FGPO's search points, rate x entropy weight, on the
-#: search's schedule; its point for every later run is the one with the best dev score (:func:`chosen_point`)
-SAMPLED_SEARCH_POINTS: tuple[dict, ...] = tuple({**SEARCH_BASE, "lr": lr, "entropy_coef": c} for lr in (1e-4, 3e-4) for c in (0.3, 1.0))
-#: the sampled arm's dose-response on the proxy, at its chosen point: G draws per question (6, the paper's, is the
-#: chosen point itself), and Dr. GRPO's unscaled advantage at G = 6
-SAMPLED_GROUP_SIZES = (2, 16)
+#: search's schedule, and Dr. GRPO's unscaled advantage at FGPO's recipe point (the group-normalised advantage scales
+#: Eq. 1's parsimony term to unit size wherever a group's scores tie; the unscaled one does not, so the arm gets both
+#: forms of the field's estimator); its point for every later run is the one with the best dev score (:func:`chosen_point`)
 SAMPLED_UNSCALED = {"scale_rewards": "none"}
+SAMPLED_SEARCH_POINTS: tuple[dict, ...] = (*({**SEARCH_BASE, "lr": lr, "entropy_coef": c} for lr in (1e-4, 3e-4) for c in (0.3, 1.0)),
+                                           {**RECIPE, **SAMPLED_UNSCALED})
+#: the sampled arm's dose-response on the proxy, at its chosen point: G draws per question (6, the paper's, is the
+#: chosen point itself)
+SAMPLED_GROUP_SIZES = (2, 16)
 #: TRL GRPO's search on the proxy, at its chosen rate there (1e-4): the field's answers to dead groups, one at a time
 #: from TRL's defaults (loss dapo, scale_rewards group, beta 0, G = 6): DAPO's clip-higher, Dr. GRPO's loss with unscaled
 #: advantages, and G = 16 (the paper's Table 15), with a dev point every 10 of its 38 steps. TRL 1.16 has no entropy
@@ -281,7 +284,7 @@ def sampled_runs(folder: Path = LM_RECORDS) -> tuple[LMRun, ...]:
     main = tuple(LMRun(b, "sampled", point, seed=s, in_search=(b, s) == (SEARCH_BENCHMARK, 0))
                  for s in SEEDS["sampled"] for b in ("geneseq", "geneturing") if (b, s) != (SEARCH_BENCHMARK, 0))
     dose = tuple(LMRun(SEARCH_BENCHMARK, "sampled", {**point, "group_size": g}, role="group-size") for g in SAMPLED_GROUP_SIZES)
-    return (*search, *main, *dose, LMRun(SEARCH_BENCHMARK, "sampled", {**point, **SAMPLED_UNSCALED}, role="group-size"))
+    return (*search, *main, *dose)
 
 
 def lm_runs(folder: Path = LM_RECORDS) -> tuple[LMRun, ...]:
