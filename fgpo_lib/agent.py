@@ -16,9 +16,23 @@ path, ``mypkg.agent:BENCHMARK``::
 
 The precompute engine then evaluates every (question, tool subset) cell with any reasoner (a built-in one,
 ``openai-http`` with your instructions as its system prompt, or a Python callable, ``--reasoner mypkg.agent:answer``),
-with the same cache, resume, checkpoints, Dask, ``verify-table`` and ``table-info``. What a cell's cache key says
-about your tools is their fingerprint (:meth:`AgentBenchmark.tools_version`): the sha256 of what each tool outputs
-alone on every question, so editing a tool's code or data invalidates exactly the cells it made.
+with the same cache, resume, checkpoints, Dask, ``verify-table`` and ``table-info``.
+
+**A reasoner of yours** is a function ``answer(question: str, tool_outputs: list[str]) -> str``: the question's text,
+and the outputs of the subset's tools as texts in the order of ``tools`` (each prefixed ``[tool name]``; an empty
+list when the subset calls no tool); it returns the answer as text, which ``score`` compares with the gold answer.
+It must be deterministic, since its answers are cached.
+
+**A cell's cache key** (:meth:`fgpo_lib.precompute.PrecomputeEngine.key`) is the sha256 of four things: the question
+id; the subset's label (``"weather+maps"``); the reasoner's fingerprint (for a function of yours: its import path and
+the sha256 of its source code; for an LLM: its model file's sha256, its prompt's and its version; for
+``openai-http``: what the server says it serves); and the fingerprint of the subset's tools
+(:meth:`AgentBenchmark.tools_version`: the sha256 of what each tool outputs alone on every question). So editing a
+tool's code or data invalidates exactly the cells it made, and editing the reasoner invalidates all of its cells.
+
+**A tool that fails** (raises, ``sys.exit()`` included, or returns no text) on a question fails that question's
+cells that call it, each named with the tool, the question and the exception; the others go on. A scorer or a
+``questions()`` that fails stops the command with the same names (:mod:`fgpo_lib.user_code`).
 
 :func:`resolve_benchmark` turns a ``--benchmark`` value into an entry: a built-in name, or ``module:attribute``. A
 module that cannot be imported, an attribute that is not an :class:`AgentBenchmark`, or an entry missing a part is a

@@ -91,22 +91,43 @@ def choose_point(points: pd.DataFrame, max_tools: float | None = None, target_ac
     return float(ok.sort_values(["tools_per_question", "accuracy"], ascending=[True, False]).iloc[0]["lambda"])
 
 
-def plot_frontier(points: pd.DataFrame, refs: pd.DataFrame, title: str = ""):
-    """The frontier as a figure: test accuracy (%) against tools per question, FGPO's points joined and labelled by
-    lambda, each reference a marker."""
+def _same_place(frame: pd.DataFrame) -> list[tuple[float, float, pd.DataFrame]]:
+    """Rows of ``frame`` grouped by where they plot (tools per question, accuracy), in order of tools."""
+    key = frame.assign(_x=frame.tools_per_question.round(6), _y=frame.accuracy.round(6))
+    return [(x, y, g) for (x, y), g in key.groupby(["_x", "_y"], sort=True)]
+
+
+def plot_frontier(points: pd.DataFrame, refs: pd.DataFrame, title: str = "", chosen: float | None = None):
+    """The frontier as a figure: test accuracy (%) against tools per question. FGPO's points are joined, and the
+    lambdas that land on one point share one label; references that land on one point share one marker and one
+    legend entry (``All-Tools = best fixed``), so none hides another; the ``chosen`` lambda's point is ringed."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     pts = points.sort_values("tools_per_question")
-    ax.plot(pts.tools_per_question, 100 * pts.accuracy, "o-", color="C0", label="FGPO, Eq. 1 with lambda")
-    for _, p in pts.iterrows():
-        ax.annotate(f"{p['lambda']:g}", (p.tools_per_question, 100 * p.accuracy), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    ax.plot(pts.tools_per_question, 100 * pts.accuracy, "o-", color="C0", label="FGPO, Eq. 1 with parsimony weight lambda", zorder=3)
+    for i, (x, y, g) in enumerate(_same_place(points)):  # neighbours' labels alternate above and below the line
+        ax.annotate("lambda " + ", ".join(f"{v:g}" for v in sorted(g["lambda"])), (x, 100 * y), textcoords="offset points",
+                    xytext=(4, 7 if i % 2 == 0 else -13), fontsize=7)
     markers = {"No-Tool": "s", "All-Tools": "D", "best fixed": "^", "Reference (ridge)": "P", "Oracle": "*"}
-    for i, (_, r) in enumerate(refs.iterrows(), start=1):
-        ax.plot(r.tools_per_question, 100 * r.accuracy, markers.get(r.reference, "x"), color=f"C{i}", markersize=9, linestyle="none", label=r.reference)
+    for i, (x, y, g) in enumerate(_same_place(refs), start=1):
+        names = list(g.reference)
+        ax.plot(x, 100 * y, markers.get(names[0], "x"), color=f"C{i}", markersize=9, linestyle="none", label=" = ".join(names), zorder=2)
+    if chosen is not None:
+        row = points[points["lambda"] == chosen].iloc[0]
+        ax.plot(row.tools_per_question, 100 * row.accuracy, "o", markersize=16, markerfacecolor="none", markeredgecolor="black", linestyle="none",
+                label=f"chosen (lambda {chosen:g})", zorder=4)
     ax.set_xlabel("tools called per question")
     ax.set_ylabel("test accuracy (%)")
     ax.set_title(title or "cost-accuracy frontier")
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
     return fig
+
+
+def gap_column(points: pd.DataFrame) -> tuple[list[str], str]:
+    """``(texts, footnote)``: each point's share of the best-fixed-to-oracle gap recovered, in percent, and "—" with
+    the footnote where the best fixed subset already scores the oracle's accuracy (no gap to recover)."""
+    texts = ["—" if np.isnan(v) else f"{100 * v:.0f}%" for v in points.gap_recovered]
+    note = "— : the best fixed subset already scores the oracle's accuracy on the test questions, so there is no gap to recover" if "—" in texts else ""
+    return texts, note

@@ -48,8 +48,9 @@ class TrainConfig:
     eval_every: int = 10
     """Record metrics every this many updates (and at the first and last)."""
     reward: str = "score"
-    """What the optimizer trains on (:class:`fgpo_lib.rewards.RewardSpec`): 'score' (the raw table), 'eq1' or
-    'eq1(LAMBDA)' (the paper's Eq. 1), 'differential' (the paper's GRPO reward). Accuracy is always the raw score."""
+    """What the optimizer trains on (:class:`fgpo_lib.rewards.RewardSpec`): 'score' (the raw table); 'eq1', the
+    paper's Eq. 1, (2 score - 1) + lambda (1 - 2 |S| / n) with the paper's lambda = 0.10, or 'eq1(LAMBDA)' for another
+    parsimony weight; 'differential' (the paper's GRPO reward). Accuracy is always the raw score."""
     fgpo: FGPOConfig = field(default_factory=FGPOConfig)
     """FGPO-only settings."""
     grpo: GRPOConfig = field(default_factory=GRPOConfig)

@@ -98,3 +98,21 @@ def test_calibrate_names_a_target_it_cannot_reach(protein, tmp_path):
     folder, _ = protein
     code, _, err = run(["calibrate", folder / "fgpo", "--table", folder / "t.npz", "--target-tools", "0.01"])
     assert code == 2 and "no threshold keeps the average at 0.01 tools" in err
+
+
+def test_the_frontier_figure_shares_labels_marks_the_choice_and_explains_a_gap_it_cannot_recover():
+    import pandas as pd
+
+    from fgpo_lib.frontier import gap_column, plot_frontier
+
+    points = pd.DataFrame({"lambda": [0.0, 0.1, 0.5], "accuracy": [0.8, 0.8, 0.8], "tools_per_question": [3.0, 1.0, 1.0], "distinct_subsets": [1, 2, 2],
+                           "gap_recovered": [float("nan")] * 3})
+    refs = pd.DataFrame({"reference": ["All-Tools", "best fixed", "Oracle"], "accuracy": [0.8, 0.8, 0.8], "tools_per_question": [4.0, 4.0, 1.0]})
+    fig = plot_frontier(points, refs, chosen=0.1)
+    ax = fig.axes[0]
+    labels = ax.get_legend_handles_labels()[1]
+    assert "All-Tools = best fixed" in labels and "chosen (lambda 0.1)" in labels  # neither hides the other; the choice is ringed
+    assert sorted(t.get_text() for t in ax.texts) == ["lambda 0", "lambda 0.1, 0.5"]  # one label per point, never two on one spot
+    texts, note = gap_column(points)
+    assert texts == ["—"] * 3 and "no gap to recover" in note
+    assert gap_column(points.assign(gap_recovered=[0.0, 0.5, 1.0])) == (["0%", "50%", "100%"], "")

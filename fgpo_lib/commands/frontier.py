@@ -33,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..frontier import choose_point, frontier, plot_frontier
+    from ..frontier import choose_point, frontier, gap_column, plot_frontier
     from ..outputs import write_figure
 
     if args.save_selector is not None:
@@ -45,17 +45,20 @@ def run(args: argparse.Namespace) -> int:
     base = build_config(args, "fgpo", args.seed)
     points, refs, kept = frontier(table, base, args.lambdas, progress=args.progress)
     print(f"{table!r}\ntest questions: {len(table.split_index('test'))}; accuracy is the raw score; gap recovered = (accuracy - best fixed) / (Oracle - best fixed)")
-    show = points.assign(accuracy=100 * points.accuracy)
+    gaps, note = gap_column(points)
+    show = points.assign(accuracy=100 * points.accuracy, gap_recovered=gaps)
     print(show.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    if note:
+        print(note)
     print(refs.assign(accuracy=100 * refs.accuracy).to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    lam = choose_point(points, args.max_tools, args.target_accuracy) if args.save_selector is not None else None
     if args.plot:
-        fig = plot_frontier(points, refs)
+        fig = plot_frontier(points, refs, chosen=lam)
         write_figure(args.plot, fig, "frontier")
         print(f"wrote {args.plot}")
     if args.save_selector is not None:
         from ..selector import Selector
 
-        lam = choose_point(points, args.max_tools, args.target_accuracy)
         cfg, keep, rec = kept[lam]
         Selector.from_training(table, cfg, keep, rec).save(args.save_selector)
         row = points[points["lambda"] == lam].iloc[0]

@@ -73,30 +73,57 @@ def add_subsets_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tool-names", help="a long .csv/.parquet table's tools in their canonical order, comma-separated (default: the names found, sorted)")
 
 
+#: the training settings ``--help`` shows; the others (and every method's own) only under ``--help-all``
+SHORT_HELP = ("steps", "lr", "reward", "batch_questions", "group_size")
+
+
+class _HelpAll(argparse.Action):
+    """``--help-all``: the help with every method's settings (``--help`` shows the common ones)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        for action in parser._actions:
+            if hasattr(action, "full_help"):
+                action.help = action.full_help
+        parser.print_help()
+        parser.exit()
+
+
 def add_train_args(p: argparse.ArgumentParser) -> None:
-    """The table flags and every training flag (module doc), grouped: the shared ones, then each method's."""
+    """The table flags and every training flag (module doc), grouped: the shared ones, then each method's. ``--help``
+    shows :data:`SHORT_HELP` and the common flags; ``--help-all`` every flag, each method's grouped under it."""
+    p.add_argument("--help-all", action=_HelpAll, help="show every training setting of every method, grouped by method, and exit")
     p.add_argument("--table", required=True, help="reward table: .npz (RewardTable.save) or long .csv/.parquet (question_id,tools,reward[,question,task,split])")
     add_subsets_arg(p)
     defaults = TrainConfig()
     shared = p.add_argument_group("training settings (every method)")
     docs = {cls: field_docs(cls) for cls in (TrainConfig, *GROUPS.values())}
+
+    def add(group, name: str, short: bool, **kw):
+        action = group.add_argument(name, **kw)
+        action.full_help = action.help
+        if not short:
+            action.help = argparse.SUPPRESS
+
     for f in TOP:
         default = getattr(defaults, f.name)
         kind = json_object if default is None else type(default)  # None-default fields (prior) take a JSON object
-        shared.add_argument(flag(f.name), type=kind, default=default, help=_help(docs[TrainConfig].get(f.name, ""), f"TrainConfig.{f.name}"))
+        add(shared, flag(f.name), f.name in SHORT_HELP, type=kind, default=default, help=_help(docs[TrainConfig].get(f.name, ""), f"TrainConfig.{f.name}"))
     for group, cls in GROUPS.items():
-        g = p.add_argument_group(f"{group} settings (methods {', '.join(_GROUP_METHODS[group]) or group})")
+        g = p.add_argument_group(f"{group} settings (methods {', '.join(_GROUP_METHODS[group]) or group}; --help-all lists them)")
         for gname, f in SUB:
             if gname == group:
-                g.add_argument(flag(_dest(group, f.name)), type=type(getattr(getattr(defaults, group), f.name)), default=getattr(getattr(defaults, group), f.name),
-                               help=_help(docs[cls].get(f.name, ""), f"{cls.__name__}.{f.name}"))
+                add(g, flag(_dest(group, f.name)), False, type=type(getattr(getattr(defaults, group), f.name)), default=getattr(getattr(defaults, group), f.name),
+                    help=_help(docs[cls].get(f.name, ""), f"{cls.__name__}.{f.name}"))
     for method, cls in OWN.items():
-        g = p.add_argument_group(f"{method} settings")
+        g = p.add_argument_group(f"{method} settings (--help-all lists them)")
         for m, f in OWN_FLAGS:
             if m == method:
                 default = getattr(cls(), f.name)
                 kind = float_tuple if isinstance(default, tuple) else type(default)
-                g.add_argument(flag(f"{method}_{f.name}"), type=kind, default=default, help=_help(field_docs(cls).get(f.name, ""), f"{cls.__name__}.{f.name}"))
+                add(g, flag(f"{method}_{f.name}"), False, type=kind, default=default, help=_help(field_docs(cls).get(f.name, ""), f"{cls.__name__}.{f.name}"))
     p.add_argument("--progress", action="store_true", help="show a progress bar")
 
 
