@@ -72,11 +72,10 @@ def still_registered(cmd: list[str], folder: Path | None = None) -> bool:
     in ``folder`` (default: the committed folder) make it now: a GRPO seed-0 record written earlier in the same
     pipeline chooses GRPO's rate, and its later seed at the other rate leaves the registry
     (:func:`~fgpo_lib.study.lm_runs.chosen_grpo_rate`)."""
-    from .paths import LM_RECORDS
-    from .study.lm_runs import lm_runs
+    from .study import lm_runs as registry
 
     out = Path(cmd[cmd.index("--out") + 1]).name
-    return any(f"{run.name}.json" == out for run in lm_runs(folder if folder is not None else LM_RECORDS))
+    return any(f"{run.name}.json" == out for run in registry.lm_runs(folder if folder is not None else registry.LM_RECORDS))
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:

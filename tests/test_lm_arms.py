@@ -332,6 +332,7 @@ def test_grpo_seed_0_chooses_the_rate_its_later_seeds_run_at(tmp_path, monkeypat
     the pipeline skips the seed-1 run at 3e-4 it had planned, and the undecided pair costs one run. A tie goes to
     the first design's rate."""
     from fgpo_lib.cli import main
+    from fgpo_lib.lm_policy.arms import LM_ARMS
     from fgpo_lib.study import lm_runs as design
     from fgpo_lib.pipeline import still_registered
 
@@ -348,8 +349,8 @@ def test_grpo_seed_0_chooses_the_rate_its_later_seeds_run_at(tmp_path, monkeypat
     assert seed1(tmp_path) == {1e-4}
     loser, winner = design._grpo_run("geneseq", 3e-4, 1), design._grpo_run("geneseq", 1e-4, 1)
     assert not still_registered(loser.command(), tmp_path) and still_registered(winner.command(), tmp_path)
-    assert design.cost_cpu_hours([loser, winner]) == design.CPU_HOURS["grpo"]
-    assert design.cost_cpu_hours([design._grpo_run("geneseq", 3e-4, 0), design._grpo_run("geneseq", 1e-4, 0)]) == 2 * design.CPU_HOURS["grpo"]
+    assert design.cost_cpu_hours([loser, winner]) == LM_ARMS["grpo"].cpu_hours
+    assert design.cost_cpu_hours([design._grpo_run("geneseq", 3e-4, 0), design._grpo_run("geneseq", 1e-4, 0)]) == 2 * LM_ARMS["grpo"].cpu_hours
 
     monkeypatch.setattr(design, "LM_RECORDS", tmp_path)
     monkeypatch.setattr(design, "LM_RUNS", design.lm_runs(tmp_path / "none"))  # the plan made before seed 0 chose
@@ -425,7 +426,7 @@ def test_the_chapters_decoding_pending_and_linear_head_tables_by_hand(tmp_path, 
     assert (dec["candidate scoring"], dec["free generation"], dec["generation - scoring"]) == (75.0, 25.0, -50.0)
     assert (dec["format failures (%)"], dec["tools/q scoring"], dec["tools/q generation"]) == (50.0, 1.0, 0.75)
     pending = report.pending_frame(tmp_path)
-    assert len(pending) == len(runs.LM_RUNS) - 1 and name not in set(pending.run)
+    assert len(pending) == len(runs.lm_runs(tmp_path)) - 1 and name not in set(pending.run)
     assert pending.command.iloc[0].startswith("fgpo lm-train --table ")
     # the linear head's FGPO on the same table: 2 seeds over 5 questions, of which the record tested 4
     space = SubsetSpace(2, tool_names=("composition", "knn"))

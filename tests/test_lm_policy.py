@@ -358,3 +358,42 @@ def test_the_lm_fgpo_loss_is_the_linear_heads_on_the_same_q():
     linear = fgpo_loss(z[None], r[None], entropy_coef=0.2)
     (g_linear,) = torch.autograd.grad(linear, z)
     assert float(linear) == pytest.approx(float(lm)) and torch.allclose(g_lm, g_linear)
+
+
+def test_a_new_arm_is_one_module_and_one_registry_row_and_reaches_the_report(tmp_path, monkeypatch):
+    """A toy arm in two files, its module (settings and trainer) and its row in the arm registry, is a choice of
+    ``fgpo lm-train --arm``, gets its main-table runs in the run registry, and its record appears in the report's
+    main table and cost table under its label, with no other file touched."""
+    import json
+    import shutil
+    import sys
+
+    from fgpo_lib import cli
+    from fgpo_lib.lm_policy import arms
+    from fgpo_lib.study import lm_report, lm_runs
+
+    (tmp_path / "toy_arm.py").write_text(
+        "from dataclasses import dataclass\nfrom fgpo_lib.lm_policy.fgpo_arm import LMFGPOConfig, train_fgpo\n\n"
+        "@dataclass\nclass ToyConfig(LMFGPOConfig):\n    pass\n\n\ndef train_toy(*args, **kwargs):\n    return train_fgpo(*args, **kwargs)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(arms.LM_ARMS, "toy", arms.LMArm("toy_arm", "ToyConfig", "train_toy", "Toy", "a toy arm", cpu_hours=0.5, seeds=(0,)))
+    monkeypatch.setitem(arms.ARM_LABELS, "toy", "Toy")
+    code = cli.main(["lm-train", "--table", str(lm_runs.ROOT / "tables" / "geneseq__qwen2.5-coder-0.5b__4tools.npz"), "--arm", "toy", "--set", "bogus=1",
+                     "--out", str(tmp_path / "r.json")])
+    assert code == 2  # the arm is a choice; its settings class (loaded from its module) names the fields it has
+    records = tmp_path / "records"
+    shutil.copytree(lm_runs.LM_RECORDS, records, ignore=shutil.ignore_patterns("*.partial", "stopped"))
+    toy = [r for r in lm_runs.lm_runs(records) if r.arm == "toy"]
+    assert {(r.benchmark, r.seed, r.role) for r in toy} == {(b, 0, "main") for b in lm_runs.LM_BENCHMARKS}
+    fgpo = next(r for r in lm_runs.lm_runs(records) if r.arm == "fgpo" and r.role == "main" and r.benchmark == "geneseq" and r.seed == 0)
+    run = next(r for r in toy if r.benchmark == "geneseq")
+    record = json.loads(fgpo.record.read_text()) | {"arm": "toy"}  # as the toy's trainer (FGPO's loop) would write it
+    (records / f"{run.name}.json").write_text(json.dumps(record))
+    loaded = lm_report.load_records(records)
+    assert run.name in loaded
+    tables, _ = lm_report.transfer_results(lm_report.main_records(loaded))
+    assert all("Toy" in arms_of for arms_of in [v for k, v in tables.items() if "GeneSeq" in k])
+    cost = lm_report.cost_frame(loaded)
+    assert "Toy" in set(cost.arm)
+    assert sys.modules["toy_arm"].ToyConfig is arms.LM_ARMS["toy"].settings
+    assert lm_runs.cost_cpu_hours(toy) == 0.5 * len(toy)  # the row's cost rate

@@ -130,4 +130,9 @@ def test_every_help_is_plain_text_with_a_line_for_every_flag():
     text = " ".join(out.getvalue().split())
     for method, entry in REGISTRY.items():
         assert f"{method}: {' '.join(entry.summary.split())}" in text, method
-    assert "fgpo settings" in text and "tpo settings" in text
+    assert "--help-all" in text and "--entropy-coef" not in text and "lambda = 0.10" in text  # short: the common flags, Eq. 1's lambda stated
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        main(["train", "--help-all"])
+    full = " ".join(out.getvalue().split())
+    assert "fgpo settings" in full and "tpo settings" in full and "--entropy-coef" in full and "--tpo-eta" in full

@@ -1,6 +1,6 @@
 """What the chapter "The paper's policy" shows, from the committed run records (it never trains).
 
-* :func:`load_records`: the records of :data:`~fgpo_lib.study.lm_runs.LM_RUNS` that exist.
+* :func:`load_records`: the records of :func:`~fgpo_lib.study.lm_runs.lm_runs` that exist.
 * :func:`transfer_results`: the paper's transfer design. Each trained policy's test choices, under one decoding,
   scored on **every** LLM reasoner's 4-tool table of its benchmark, for the test questions that table holds, with
   the untrained rows (No-Tool, Random, All-Tools, Oracle) from the same table and questions. The result has the
@@ -32,7 +32,7 @@ from ..lm_policy.data import grpo_reward_values
 from ..lm_policy.grpo_arm import LMGRPOConfig
 from ..lm_policy.runner import ARM_LABELS, DECODINGS, LM_ARMS, mean_score, rescore
 from .protocol import FGPO_ARM, GRPO_PAPER, SFT_ARM
-from .lm_runs import LM_RUNS, LM_RECORDS, ROOT, best_dev_score, better_grpo_rate
+from .lm_runs import LM_RECORDS, ROOT, best_dev_score, better_grpo_rate, lm_runs
 
 UNTRAINED = ("No-Tool", "Random", "All-Tools", "Oracle")
 
@@ -41,7 +41,7 @@ def load_records(folder: Path | None = None, role: str | None = None) -> dict:
     """``{run: (LMRun, record)}`` for every registered run (of ``role``, if given) whose record is in ``folder``."""
     folder = Path(folder) if folder is not None else LM_RECORDS
     out = {}
-    for run in LM_RUNS:
+    for run in lm_runs(folder):
         path = folder / f"{run.name}.json"
         if (role is None or run.role == role) and path.exists():
             out[run.name] = (run, json.loads(path.read_text()))
@@ -173,8 +173,8 @@ def trl_zero_std_check(values, group_size: int = LMGRPOConfig.group_size) -> pd.
 
 def trl_missed_frame() -> pd.DataFrame:
     """:func:`trl_zero_std_check` on the GRPO rewards of each benchmark's training table (the tables of the main GRPO
-    runs of :data:`~fgpo_lib.study.lm_runs.LM_RUNS`) at the arm's group size, with a ``benchmark`` column."""
-    tables = {r.benchmark: ROOT / r.table for r in LM_RUNS if LM_ARMS[r.arm].samples and r.role == "main"}
+    runs of :func:`~fgpo_lib.study.lm_runs.lm_runs`) at the arm's group size, with a ``benchmark`` column."""
+    tables = {r.benchmark: ROOT / r.table for r in lm_runs() if LM_ARMS[r.arm].samples and r.role == "main"}
     return pd.concat([trl_zero_std_check(grpo_reward_values(RewardTable.load(p))).assign(benchmark=b) for b, p in tables.items()], ignore_index=True)
 
 
@@ -222,11 +222,11 @@ def calls_curve_frame(records: dict) -> pd.DataFrame:
 
 
 def pending_frame(folder: Path | None = None) -> pd.DataFrame:
-    """The runs of :data:`~fgpo_lib.study.lm_runs.LM_RUNS` with no record in ``folder`` yet: ``run, role, arm,
+    """The runs of :func:`~fgpo_lib.study.lm_runs.lm_runs` with no record in ``folder`` yet: ``run, role, arm,
     benchmark`` and the ``fgpo`` command that trains it (``fgpo pipeline --stages lm_policy`` runs them all)."""
     folder = Path(folder) if folder is not None else LM_RECORDS
     return pd.DataFrame([{"run": run.name, "role": run.role, "arm": ARM_LABELS[run.arm], "benchmark": run.benchmark,
-                          "command": "fgpo " + " ".join(run.command())} for run in LM_RUNS if not (folder / f"{run.name}.json").exists()],
+                          "command": "fgpo " + " ".join(run.command())} for run in lm_runs(folder) if not (folder / f"{run.name}.json").exists()],
                         columns=["run", "role", "arm", "benchmark", "command"])
 
 

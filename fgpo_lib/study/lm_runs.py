@@ -11,8 +11,8 @@ a CPU budget):
   model, so it is left out.
 * **The main table** (role ``main``): FGPO with :data:`RECIPE`, the routing search's point with the best dev score;
   SFT with the first design's settings; GRPO at two rates (:data:`GRPO_LRS`) on seed 0, the better on seed 0's dev
-  its main row and the only rate of its later seeds (:func:`chosen_grpo_rate`); seeds :data:`SEEDS`.
-  :data:`CPU_HOURS` gives a run's measured cost, :func:`cost_cpu_hours` the registry's.
+  its main row and the only rate of its later seeds (:func:`chosen_grpo_rate`); each arm's seeds and measured cost
+  rate are its row's in the arm registry (:data:`~fgpo_lib.lm_policy.arms.LM_ARMS`), :func:`cost_cpu_hours` the runs'.
 * **The tie-break point** (role ``tie-break``, :data:`TIE_BREAK_POINT`): the recipe with dev ties broken by the exact
   expected dev reward, on every benchmark's FGPO seeds (GeneTuring's first, where the first of the tied checkpoints
   picks two subsets on seeds 1 and 2).
@@ -180,15 +180,11 @@ UNRUN = {
 }
 #: the tie-break point's seeds per benchmark that ran (the rest: :data:`UNRUN`)
 TIE_BREAK_SEEDS = {"geneturing": (0, 1, 2), "geneseq": (0,)}
-#: seeds of the main table per arm (the arm registry's)
-SEEDS = {name: arm.seeds for name, arm in LM_ARMS.items()}
 #: GRPO's learning rates in the main table. Seed 0 runs at each; the one with the better best dev score is GRPO's
 #: main row, and GRPO's later seeds run at that rate alone (the rate is tuned on one seed, then replicated: at 4.4
 #: CPU-hours a GRPO run, a second seed at the losing rate would cost 13 CPU-hours over three benchmarks for rows the
 #: table does not show)
 GRPO_LRS = (LR, GRPO_LR_POINT)
-#: measured CPU-hours of one run per arm (the arm registry's; report.cost_frame reads the records' own)
-CPU_HOURS = {name: arm.cpu_hours for name, arm in LM_ARMS.items()}
 
 
 def _arm_run(benchmark: str, arm: str, settings: dict | None = None, role: str = "main", seed: int = 0) -> LMRun:
@@ -220,17 +216,6 @@ def chosen_grpo_rate(benchmark: str, folder: Path = LM_RECORDS) -> float | None:
     if not all(path.exists() for path in paths.values()):
         return None
     return better_grpo_rate({lr: best_dev_score(json.loads(path.read_text())) for lr, path in paths.items()})
-
-
-def _main_runs(benchmark: str, folder: Path) -> tuple[LMRun, ...]:
-    """The main table's runs on ``benchmark``: FGPO with :data:`RECIPE`, SFT with its first-design settings, each at
-    :data:`SEEDS`; GRPO's seed 0 at each rate of :data:`GRPO_LRS` and its later seeds at :func:`chosen_grpo_rate`
-    (at every rate while seed 0 has not chosen: the pipeline skips the loser's once it has)."""
-    fgpo = tuple(LMRun(benchmark, "fgpo", RECIPE, seed=s, in_search=(benchmark, s) == (SEARCH_BENCHMARK, 0)) for s in SEEDS["fgpo"])
-    sft = tuple(_arm_run(benchmark, "sft", seed=s) for s in SEEDS["sft"])
-    chosen = chosen_grpo_rate(benchmark, folder)
-    grpo = tuple(_grpo_run(benchmark, lr, s) for s in SEEDS["grpo"] for lr in (GRPO_LRS if s == SEEDS["grpo"][0] or chosen is None else (chosen,)))
-    return fgpo + sft + grpo
 
 
 #: the sampled arm's search on the proxy (issue: isolate the estimator): FGPO's arm with GRPO's sampled estimator
@@ -274,38 +259,94 @@ def grpo_search() -> tuple[LMRun, ...]:
 
 
 def sampled_runs(folder: Path = LM_RECORDS) -> tuple[LMRun, ...]:
-    """The sampled arm's runs: its search, then, once the search has chosen its point, the dose-response on the
-    proxy and the main seeds at that point on GeneSeq and GeneTuring (the search point is GeneSeq's seed 0)."""
+    """The sampled arm's search and, once the search has chosen its point, the dose-response on the proxy (its main
+    seeds at that point are :func:`_main_runs`')."""
     search = sampled_search()
     chosen = chosen_point(search, folder)
     if chosen is None:
         return search
-    point = chosen.settings
-    main = tuple(LMRun(b, "sampled", point, seed=s, in_search=(b, s) == (SEARCH_BENCHMARK, 0))
-                 for s in SEEDS["sampled"] for b in ("geneseq", "geneturing") if (b, s) != (SEARCH_BENCHMARK, 0))
-    dose = tuple(LMRun(SEARCH_BENCHMARK, "sampled", {**point, "group_size": g}, role="group-size") for g in SAMPLED_GROUP_SIZES)
-    return (*search, *main, *dose)
+    return (*search, *(LMRun(SEARCH_BENCHMARK, "sampled", {**chosen.settings, "group_size": g}, role="group-size") for g in SAMPLED_GROUP_SIZES))
+
+
+#: the benchmarks of an arm's main-table runs, where not all of :data:`LM_BENCHMARKS` (the sampled arm: GeneSeq and
+#: GeneTuring first, GeneRegion if the budget allows)
+MAIN_BENCHMARKS = {"sampled": ("geneseq", "geneturing")}
+#: the SFT point of the first design, the SFT arm's main point until the search's point won on dev
+SFT_FIRST_DESIGN: dict = {}
+
+
+def sft_main_point(folder: Path = LM_RECORDS) -> dict:
+    """SFT's main-table settings: the search's point (:data:`SEARCH_SFT`, batch 4 with warm-up) where its best dev
+    score beats the first design's seed 0 on the search's benchmark, else the first design's (:data:`SFT_FIRST_DESIGN`)."""
+    first = _arm_run(SEARCH_BENCHMARK, "sft", SFT_FIRST_DESIGN)
+    paths = [Path(folder) / f"{run.name}.json" for run in (SEARCH_SFT, first)]
+    if not all(path.exists() for path in paths):
+        return SFT_FIRST_DESIGN
+    search, design = (best_dev_score(json.loads(path.read_text())) for path in paths)
+    return SEARCH_SFT.settings if search > design else SFT_FIRST_DESIGN
+
+
+def main_point(arm: str, folder: Path = LM_RECORDS) -> dict | None:
+    """The settings of ``arm``'s main-table runs beyond its registry row's: FGPO's :data:`RECIPE`, the sampled arm's
+    dev-chosen search point (None until its search has chosen), SFT's :func:`sft_main_point`; an arm with no design
+    of its own (a new one) runs at its row's settings. GRPO's rate is chosen per benchmark (:func:`chosen_grpo_rate`)."""
+    if arm == "fgpo":
+        return RECIPE
+    if arm == "sampled":
+        chosen = chosen_point(sampled_search(), folder)
+        return None if chosen is None else chosen.settings
+    if arm == "sft":
+        return sft_main_point(folder)
+    return {}
+
+
+def _main_runs(benchmark: str, folder: Path) -> tuple[LMRun, ...]:
+    """The main table's runs on ``benchmark``: every arm of the registry at :func:`main_point` and its seeds, on its
+    :data:`MAIN_BENCHMARKS`; GRPO's seed 0 at each rate of :data:`GRPO_LRS` and its later seeds at
+    :func:`chosen_grpo_rate` (at every rate while seed 0 has not chosen: the pipeline skips the loser's once it has).
+    The search's benchmark's seed-0 run of a point chosen by a search is that search point (``in_search``)."""
+    out = []
+    for arm, row in LM_ARMS.items():
+        if benchmark not in MAIN_BENCHMARKS.get(arm, LM_BENCHMARKS):
+            continue
+        if arm == "grpo":
+            chosen = chosen_grpo_rate(benchmark, folder)
+            out += [_grpo_run(benchmark, lr, s) for s in row.seeds for lr in (GRPO_LRS if s == row.seeds[0] or chosen is None else (chosen,))]
+            continue
+        point = main_point(arm, folder)
+        if point is None:
+            continue
+        out += [LMRun(benchmark, arm, {**row.run_settings, **point}, format_warmup=row.warmup, seed=s,
+                      in_search=(benchmark, s) == (SEARCH_BENCHMARK, 0) and bool(point)) for s in row.seeds]
+    return tuple(out)
 
 
 def lm_runs(folder: Path = LM_RECORDS) -> tuple[LMRun, ...]:
     """Every run, in the order the pipeline trains them: the routing search, the sampled arm's runs, TRL GRPO's
-    search, the recipe's runs on every benchmark (seed 0 first), the warm-start run, then the first design's runs
-    (FGPO's main runs before the search, its rate grid and ablations). GRPO's later seeds depend on its seed-0 records
-    in ``folder`` (:func:`chosen_grpo_rate`), the sampled arm's seeds on its search's."""
-    return (
-        *(LMRun(SEARCH_BENCHMARK, "fgpo", point, role="search") for point in SEARCH_POINTS if point != RECIPE),
+    search, the main table's runs on every benchmark (seed 0 first), the warm-start run, then the first design's runs
+    (FGPO's main runs before the search, its rate grid and ablations, SFT's first point where the search's replaced
+    it). GRPO's later seeds depend on its seed-0 records in ``folder`` (:func:`chosen_grpo_rate`), the sampled arm's
+    and SFT's main points on their searches'. A search point that is also a main run is listed once, as the main run."""
+    main = sorted((r for b in LM_BENCHMARKS for r in _main_runs(b, folder)), key=lambda r: (r.seed, r.arm != "fgpo"))
+    sft_first = [] if sft_main_point(folder) == SFT_FIRST_DESIGN else [_arm_run(b, "sft", SFT_FIRST_DESIGN, role="first-design", seed=s)
+                                                                        for b in LM_BENCHMARKS for s in LM_ARMS["sft"].seeds]
+    runs = (
+        *(LMRun(SEARCH_BENCHMARK, "fgpo", point, role="search") for point in SEARCH_POINTS),
         SEARCH_SFT,
         LMRun(SEARCH_BENCHMARK, "fgpo", {**SEARCH_BASE, "epochs": 2.0}, role="search", init_from=SEARCH_SFT),
         *sampled_runs(folder),
         *grpo_search(),
-        *sorted((r for b in LM_BENCHMARKS for r in _main_runs(b, folder)), key=lambda r: (r.seed, r.arm != "fgpo")),
+        *main,
         LMRun(SEARCH_BENCHMARK, "fgpo", RECIPE, format_warmup=WARM_START_POINT, role="warm-start"),
         *(LMRun(b, "fgpo", TIE_BREAK_POINT, role="tie-break", seed=s) for b, seeds in TIE_BREAK_SEEDS.items() for s in seeds),
         *(LMRun("geneturing", "fgpo", TIE_BREAK_POINT, role="confirmation", seed=s) for s in CONFIRMATION_SEEDS),
         *(LMRun(b, "fgpo", role="first-design") for b in LM_BENCHMARKS),
+        *sft_first,
         LMRun("geneturing", "fgpo", {"lr": GRPO_LR_POINT}, role="lr-grid"),
         LMRun("geneturing", "fgpo", {"length_norm": False}, role="length-norm"),
     )
+    mains = {r.name for r in main}
+    return tuple(r for r in runs if r.role == "main" or r.name not in mains)
 
 
 #: the registry as the committed records make it (:func:`lm_runs` of :data:`LM_RECORDS`)
@@ -313,13 +354,13 @@ LM_RUNS: tuple[LMRun, ...] = lm_runs()
 
 
 def cost_cpu_hours(runs: "tuple[LMRun, ...] | list[LMRun]") -> float:
-    """CPU-hours to train ``runs`` at :data:`CPU_HOURS` (the policy-size point's Qwen backbone costs about three
+    """CPU-hours to train ``runs`` at their arms' measured rates (the arm registry's ``cpu_hours``; the policy-size point's Qwen backbone costs about three
     SmolLM2 runs a question, for a quarter of the epochs: counted as one). GRPO's later seed on a benchmark counts
     once however many rates it is listed at: while seed 0 has not chosen the rate, it is listed at each, and one of
     them will run."""
-    later = lambda r: r.arm == "grpo" and r.role == "main" and r.seed != SEEDS["grpo"][0]  # noqa: E731
+    later = lambda r: r.arm == "grpo" and r.role == "main" and r.seed != LM_ARMS["grpo"].seeds[0]  # noqa: E731
     once = {(r.benchmark, r.seed): r for r in runs if later(r)}
-    return float(sum(CPU_HOURS[r.arm] for r in [*(r for r in runs if not later(r)), *once.values()]))
+    return float(sum(LM_ARMS[r.arm].cpu_hours for r in [*(r for r in runs if not later(r)), *once.values()]))
 
 
 def pending_runs() -> list[LMRun]:
