@@ -31,3 +31,12 @@ def test_a_runs_partial_folder_is_ignored(inside):
     path = f"records/lm_policy/geneseq__fgpo__s9.json.partial/{inside}"
     assert _git("check-ignore", "-q", "--no-index", path).returncode == 0, f"{path} would be tracked"
     assert _git("check-ignore", "-q", "--no-index", "records/lm_policy/geneseq__fgpo__s9.json").returncode == 1, "a run record must stay tracked"
+
+
+def test_the_committed_table_of_contents_is_the_full_builds():
+    """``book/_toc.yml`` is committed (``jupyter-book build book`` finds it on a fresh clone) and equals what a full
+    build writes from the chapter registry and the committed tables (fgpo_lib.study.runner.committed_toc)."""
+    from fgpo_lib.study.runner import committed_toc
+
+    assert (ROOT / "book" / "_toc.yml").read_text() == committed_toc(), "regenerate book/_toc.yml from fgpo_lib.study.runner.committed_toc()"
+    assert _git("check-ignore", "-q", "--no-index", "book/_toc.yml").returncode == 1, "book/_toc.yml must be tracked"

@@ -1,6 +1,14 @@
 """Committed reward tables (tables/*.npz) carry their provenance and re-derive live under this machine's llama.cpp
-build: 20 random cells each (10 for the 1.5B model, whose cells cost most) and the extra cells (All-Tools, the
-selection call) of 2 questions.
+build.
+
+What a live re-derivation can catch is a property of the (reasoner model file, prompt template, llama.cpp build)
+combination, not of one table: a cell is the reasoner's answer to a prompt built from the benchmark's tool outputs.
+So one table of each combination (:data:`COMBOS`, 8 of the 22 tables) re-derives 20 random cells (10 for the 1.5B
+model, whose cells cost most) and the extra cells (All-Tools, the selection call) of 2 questions, and every table
+is checked, with no cell computed, to share its combination's fingerprints with this code: the model file's and the
+prompt's sha256, the build, the tools' version and the benchmark data's sha256
+(:func:`test_every_table_is_fingerprinted_as_this_code_and_its_combination`). A table that passes both could differ
+from its re-derived sibling only in its questions' tool outputs, which its tools version and data hash pin.
 
 The rule (:mod:`fgpo_lib.crossbuild`): at least the 1% quantile of Binomial(n, p_lo), with p_lo the lower 95% bound
 of the agreement measured for that table (``records/crossbuild/``) in the same situation: re-derived on its own build
@@ -46,13 +54,28 @@ def _free_models_while_python_is_whole():
     gc.collect()
 
 
-@pytest.mark.parametrize("path", TABLES, ids=[p.stem for p in TABLES])
-def test_committed_table_rederives_live(path):
+def combination(table: RewardTable) -> tuple[str, str, str]:
+    """``(reasoner, prompt sha256, llama.cpp build)`` of a table: what its cells' re-derivation depends on."""
+    prov = table.provenance
+    return prov["reasoner"], prov["prompt_sha256"], build_name(prov["backend"])
+
+
+def _combos() -> dict[tuple, Path]:
+    """One table per combination: the first by name (every table's fingerprints are checked against it)."""
+    out: dict = {}
+    for path in TABLES:
+        out.setdefault(combination(RewardTable.load(path)), path)
+    return out
+
+
+COMBOS = _combos()
+
+
+@pytest.mark.parametrize("path", list(COMBOS.values()), ids=[p.stem for p in COMBOS.values()])
+def test_each_reasoner_prompt_and_build_rederives_live(path):
     import json
 
     table = RewardTable.load(path)
-    for key in ("model_sha256", "prompt_sha256", "data_sha256", "code_version", "tools_version", "backend"):
-        assert table.provenance.get(key), key
     n = 10 if table.provenance["reasoner"] == "qwen2.5-coder-1.5b" else 20
     reasoner = _reasoner(table.provenance["reasoner"], json.dumps(table.provenance.get("reasoner_kwargs") or {}, sort_keys=True))
     reasoner.reset()  # a model shared across tables starts each one from scratch, as the measurement did
@@ -68,6 +91,23 @@ def test_committed_table_rederives_live(path):
     if k > 0:
         extra = verify_extras(table, 2, seed=0, reasoner=reasoner)
         assert extra["checked"] == 2 * kinds and extra["agree"] >= k, (k, extra["disagreements"])
+
+
+@pytest.mark.parametrize("path", TABLES, ids=[p.stem for p in TABLES])
+def test_every_table_is_fingerprinted_as_this_code_and_its_combination(path):
+    """Every table carries its provenance, its combination has a live re-derivation above, and its tools version,
+    model file, prompt and data are this code's (``verify_table`` with no cell checks the first three)."""
+    import json
+
+    from fgpo_lib.agent import resolve_benchmark
+
+    table = RewardTable.load(path)
+    for key in ("model_sha256", "prompt_sha256", "data_sha256", "code_version", "tools_version", "backend"):
+        assert table.provenance.get(key), key
+    assert combination(table) in COMBOS
+    reasoner = _reasoner(table.provenance["reasoner"], json.dumps(table.provenance.get("reasoner_kwargs") or {}, sort_keys=True))
+    assert verify_table(table, 0, seed=0, reasoner=reasoner)["checked"] == 0  # raises where a fingerprint differs
+    assert table.provenance["data_sha256"] == resolve_benchmark(table.provenance["benchmark"]).data_sha256()
 
 
 def test_cross_build_records_match_their_tables():

@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..paths import ROOT
 
-from ..paths import ROOT  # noqa: E402
 NOTEBOOKS = ROOT / "notebooks"
 #: the book's chapters, in reading order, each ``(name, kind)``: ``page`` (``book/<name>.md``, written by hand),
 #: ``notebook`` (``notebooks/<name>.md``, a MyST text notebook executed into ``_generated/`` after the settings) or
@@ -42,7 +42,8 @@ BOOK_NOTEBOOKS = tuple(name for name, kind in CHAPTERS if kind == "notebook") + 
 
 def toc(settings: list[str]) -> str:
     """``_toc.yml`` of a build: :data:`CHAPTERS`, with the settings that ran (``<benchmark>__<reasoner>``) under
-    their part (left out when none ran). Written at build time; it is not committed."""
+    their part (left out when none ran). Written at build time; the full build's is committed as ``book/_toc.yml``
+    (:func:`fgpo_lib.study.runner.committed_toc`, which a test compares with it)."""
     root = f"_generated/{ROOT_PAGE[0]}" if ROOT_PAGE[1] == "notebook" else ROOT_PAGE[0]
     lines = ["format: jb-book", f"root: {root}", "chapters:"]
     for name, kind in CHAPTERS:

@@ -99,6 +99,27 @@ def library_tables(benchmark: str, reasoner: str, build_dir: Path, cache: Path) 
     return {lib: _snapshot(p, build_dir) for lib, p in out.items()}
 
 
+def full_settings() -> list[str]:
+    """The settings a full build runs, in its order, without building anything: every reader's (its tables are built
+    from the cache) and every LLM's whose committed table is big enough (:func:`library_tables`' rule)."""
+    out = []
+    for benchmark, reasoner in SETTINGS:
+        if REASONERS[reasoner].kind == "reader":
+            out.append(setting_name(benchmark, reasoner))
+            continue
+        bench = BENCHMARKS[benchmark]
+        libraries = ("four",) if bench.tools == bench.library4 else ("four", "all")
+        if any(table_path(benchmark, reasoner, lib).exists() and not _too_small(table_path(benchmark, reasoner, lib)) for lib in libraries):
+            out.append(setting_name(benchmark, reasoner))
+    return out
+
+
+def committed_toc() -> str:
+    """The table of contents a full build writes (:func:`~fgpo_lib.study.book.toc` of :func:`full_settings`): the
+    committed ``book/_toc.yml``, so that ``jupyter-book build book`` finds one on a fresh clone."""
+    return toc(full_settings())
+
+
 def _too_small(path: Path) -> str:
     """Why a committed table stays out of the book (a partial table below :data:`MIN_PARTIAL_QUESTIONS`), or ``''``."""
     from ..table import RewardTable
@@ -230,5 +251,11 @@ def _previous_timings(gen: Path) -> dict:
 
 
 def _write_settings_toc(book_dir: Path, done: list[str]) -> None:
-    """The table of contents of this build (:func:`fgpo_lib.study.book.toc`)."""
-    (book_dir / "_toc.yml").write_text(toc(done))
+    """The table of contents of this build (:func:`fgpo_lib.study.book.toc`). The repository's own book keeps its
+    committed one, which a full build must equal (:func:`committed_toc`): a difference is named, not written over."""
+    written = toc(done)
+    path = book_dir / "_toc.yml"
+    if path.resolve() == (ROOT / "book" / "_toc.yml").resolve() and path.exists() and path.read_text() != written:
+        raise ValueError(f"this build's table of contents differs from the committed {path} (the committed tables or chapters changed): "
+                         "regenerate it with fgpo_lib.study.runner.committed_toc() and commit it")
+    path.write_text(written)
