@@ -14,12 +14,14 @@ expected type, and every file of the manifest present with its sha256; each fail
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 from pathlib import Path
 from typing import Callable
+
+from .files import OutputError, check_new_file_path
+from .weights import file_sha256  # noqa: F401  (part of this module's interface: the manifest's hash)
 
 FORMAT_NAME = "fgpo-selector"
 FORMAT_VERSION = 1
@@ -28,14 +30,6 @@ DOC = "selector.json"
 
 class SelectorError(ValueError):
     """A selector folder that cannot be saved, loaded or used, named (its path and what is wrong)."""
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _read_doc(folder: Path):
@@ -62,11 +56,10 @@ def check_selector_dir(folder: str | os.PathLike, flag: str = "--save-selector")
     if folder.is_dir() and any(folder.iterdir()) and not is_selector_folder(folder):
         raise SelectorError(f"{flag} {folder}: a folder holding other files (not a selector fgpo wrote); give a new or empty folder, "
                             "or a selector's folder to replace it")
-    parent = folder.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise SelectorError(f"{flag} {folder}: {parent} is a file, not a folder")
+    try:
+        check_new_file_path(flag, folder / DOC)  # no file in the way of the folder's parents
+    except OutputError as exc:
+        raise SelectorError(str(exc)) from None
     return folder
 
 
