@@ -1,0 +1,67 @@
+"""The LM chapter's decomposition by hand: the differences of means, the best fixed subset, the seed-pair tests and
+their Holm family, the exact seed-level permutation test and the run labels."""
+
+import json
+
+import numpy as np
+import pytest
+
+from fgpo_lib.study import lm_decomposition as dec
+from fgpo_lib.study.lm_runs import LM_RECORDS, RECIPE, LMRun
+
+
+def _main():
+    """Hand-made main records on GeneSeq's committed split: FGPO right on every question of 2 seeds, the sampled arm
+    right on all but the last 6 (3 seeds), TRL's GRPO right on none (2 seeds; it answers in free generation)."""
+    base = json.loads((LM_RECORDS / f"{LMRun('geneseq', 'fgpo', RECIPE, seed=0).name}.json").read_text())
+    qids = base["test"]["question_ids"]
+    n = len(qids)
+    half = np.r_[np.ones(n - 6), np.zeros(6)]
+
+    def rec(scores, decoding="scoring"):
+        block = {"scores": list(map(float, scores)), "choices": [int(i % 3) for i in range(n)]}
+        return {"splits": base["splits"], "test": {"question_ids": qids, decoding: block}}
+
+    main = {}
+    for s in (0, 1):
+        main[f"f{s}"] = (LMRun("geneseq", "fgpo", RECIPE, seed=s), rec(np.ones(n)))
+        main[f"g{s}"] = (LMRun("geneseq", "grpo", {"lr": 1e-4}, format_warmup=3.0, seed=s), rec(np.zeros(n), "generation"))
+    for s in (0, 1, 2):
+        main[f"s{s}"] = (LMRun("geneseq", "sampled", {**RECIPE, "scale_rewards": "none"}, seed=s), rec(half))
+    return main, n, half
+
+
+def test_the_decomposition_is_the_difference_of_the_arms_means_by_hand():
+    main, n, half = _main()
+    frame = dec.decomposition_frame(main).set_index("comparison")
+    assert frame.loc["FGPO - Sampled", "diff"] == pytest.approx(100 * (1 - half.mean()))
+    assert frame.loc["Sampled - GRPO (TRL)", "diff"] == pytest.approx(100 * half.mean())
+    assert frame.loc["FGPO - Sampled", "seeds"] == "2 vs 3"
+    run, rec = main["f0"]
+    best, fixed = dec.best_fixed(run, rec)
+    assert frame.loc["GRPO (TRL) - best fixed", "diff"] == pytest.approx(-100 * fixed.mean())
+    for _, row in frame.iterrows():
+        assert row["lo"] <= row["diff"] + 1e-9 and row["diff"] <= row["hi"] + 1e-9
+
+
+def test_seed_pair_tests_name_their_family_and_holm_adjusts_within_it():
+    main, n, half = _main()
+    tests = dec.seed_pair_tests(main)
+    fs = tests[tests.comparison == "FGPO - Sampled"]
+    assert len(fs) == 6 and set(fs["pairs in family"]) == {6}  # 2 x 3 seed pairs
+    # every pair: FGPO right and the sampled arm wrong on the last 6 questions only: McNemar's exact p = 2 * 0.5^6
+    assert fs["McNemar p"].to_numpy() == pytest.approx(np.full(6, 2 * 0.5**6))
+    assert fs["Holm p (family: its seed pairs)"].to_numpy() == pytest.approx(np.full(6, 6 * 2 * 0.5**6))  # six equal p: each times 6
+    assert fs["seed-level permutation p"].iloc[0] == pytest.approx(1 / 10)  # 2 of the C(5, 2) = 10 splits are as extreme
+
+
+def test_the_exact_permutation_test_by_hand():
+    assert dec.permutation_p(np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0])) == pytest.approx(2 / 20)
+    assert dec.permutation_p(np.array([1.0, 2.0]), np.array([1.0, 2.0])) == pytest.approx(1.0)
+
+
+def test_a_run_is_named_by_what_differs():
+    assert dec.run_label(LMRun("geneseq", "fgpo", RECIPE, seed=1)) == "β 0.3, lr 3e-4, seed 1"
+    assert dec.run_label(LMRun("geneseq", "sampled", {**RECIPE, "group_size": 16}, seed=0)) == "β 0.3, G 16, lr 3e-4, seed 0"
+    assert dec.run_label(LMRun("geneseq", "fgpo", RECIPE, format_warmup=3.0, seed=0)) == "β 0.3, lr 3e-4, 3-pass warm start, seed 0"
+    assert dec.run_label(LMRun("geneseq", "grpo", {"budget": 1.0, "eval_every": 20, "epsilon_high": 0.28, "lr": 1e-4}, format_warmup=3.0)) == "clip-higher ε 0.28, lr 1e-4, seed 0"
