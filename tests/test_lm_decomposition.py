@@ -65,3 +65,14 @@ def test_a_run_is_named_by_what_differs():
     assert dec.run_label(LMRun("geneseq", "sampled", {**RECIPE, "group_size": 16}, seed=0)) == "β 0.3, G 16, lr 3e-4, seed 0"
     assert dec.run_label(LMRun("geneseq", "fgpo", RECIPE, format_warmup=3.0, seed=0)) == "β 0.3, lr 3e-4, 3-pass warm start, seed 0"
     assert dec.run_label(LMRun("geneseq", "grpo", {"budget": 1.0, "eval_every": 20, "epsilon_high": 0.28, "lr": 1e-4}, format_warmup=3.0)) == "clip-higher ε 0.28, lr 1e-4, seed 0"
+
+
+def test_the_answer_sentence_reads_the_decomposition_or_says_what_is_pending():
+    main, n, half = _main()
+    sentence = dec.answer_sentence(dec.decomposition_frame(main))
+    fs = 100 * (1 - half.mean())
+    assert sentence.startswith(f"the exact estimator alone (FGPO minus the same policy trained with GRPO's sampled estimator) is worth {fs:+.1f} [")
+    assert "points on GeneSeq" in sentence and "(pending" not in sentence
+    only_fgpo = {k: v for k, v in main.items() if k.startswith("f")}
+    assert dec.answer_sentence(dec.decomposition_frame(only_fgpo)).count("(pending") == 2
+    assert dec.answer_sentence(dec.decomposition_frame({})) == "pending: no main run has a record yet"

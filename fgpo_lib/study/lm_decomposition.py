@@ -165,6 +165,8 @@ def run_label(run) -> str:
              if shared.get(k) != v and k not in LM_ARMS[run.arm].run_settings]
     if run.format_warmup != LM_ARMS[run.arm].warmup:
         parts.append(f"{run.format_warmup:g}-pass warm start")
+    if run.init_from is not None:
+        parts.append(f"from {ARM_LABELS[run.init_from.arm]}'s adapter")
     return ", ".join([*parts, f"seed {run.seed}"])
 
 
@@ -185,3 +187,52 @@ def seed_frame(main: dict) -> pd.DataFrame:
                              "distinct subsets": m["distinct_subsets"], "top share": m["top_subset_share"],
                              "- best fixed": iv["diff"], "lo": iv["lo"], "hi": iv["hi"]})
     return pd.DataFrame(rows)
+
+
+BENCHMARK_TITLES = {"geneseq": "GeneSeq", "geneturing": "GeneTuring", "generegion": "GeneRegion"}
+
+
+def _span(row) -> str:
+    return f"{row['diff']:+.1f} [{row['lo']:+.1f}, {row['hi']:+.1f}]"
+
+
+def answer_sentence(frame: pd.DataFrame) -> str:
+    """The chapter's answer in one sentence, from a :func:`decomposition_frame`: the estimator's share (FGPO -
+    Sampled) per benchmark, then what TRL's GRPO adds (Sampled - GRPO), each with its interval, or what is pending."""
+    if not len(frame):
+        return "pending: no main run has a record yet"
+    title = lambda b: BENCHMARK_TITLES.get(b, b)  # noqa: E731
+    parts = []
+    for (a, b, _), lead in zip(STEPS, ("the exact estimator alone (FGPO minus the same policy trained with GRPO's sampled estimator) is worth",
+                                       "TRL's GRPO (free generation, its loss, reward and warm start) then moves the sampled arm by")):
+        rows = frame[frame.comparison == f"{ARM_LABELS[a]} - {ARM_LABELS[b]}"]
+        if len(rows):
+            parts.append(f"{lead} " + ", ".join(f"{_span(r)} points on {title(r['benchmark'])}" for _, r in rows.iterrows()))
+        else:
+            parts.append(f"{lead} (pending: the {ARM_LABELS[a]} and {ARM_LABELS[b]} runs of one benchmark)")
+    return "; ".join(parts) + " (95% intervals over seeds and questions)"
+
+
+def searches_frame(records: dict, chosen: set[str] | None = None) -> pd.DataFrame:
+    """Every arm's tuning on the search's benchmark, side by side: one row per seed-0 point (the search runs, and the
+    main and first-design runs that were points of a choice: GRPO's rates, SFT's first design), with the run
+    (:func:`run_label`), its best dev score after training began (its own decoding; points), the update dev
+    selection kept, its test score (own decoding), its CPU-hours (warm start and training, wall seconds x threads)
+    and whether it is the arm's point in the main table (``chosen``: run names; default, those of
+    :func:`~fgpo_lib.study.lm_report.main_records`, GRPO at its chosen rate)."""
+    from .lm_report import main_records
+    from .lm_runs import SEARCH_BENCHMARK, best_dev_score
+
+    chosen = set(main_records(records)) if chosen is None else chosen
+
+    rows = []
+    for name, (run, rec) in records.items():
+        if run.benchmark != SEARCH_BENCHMARK or run.seed != 0 or not (run.searched or run.role in ("main", "first-design", "warm-start")):
+            continue
+        warm = rec.get("format_warmup") or {}
+        cpu = (warm.get("seconds", 0.0) + rec["train_seconds"]) * rec["backbone"].get("torch_threads", 1) / 3600
+        is_main = name in chosen
+        rows.append({"arm": ARM_LABELS[run.arm], "run": run_label(run), "role": run.role, "best dev": 100 * best_dev_score(rec), "at update": rec["selected_step"],
+                     "test": 100 * float(np.mean(rec["test"][own_decoding(run.arm)]["scores"])), "CPU-hours": cpu, "main point": is_main})
+    order = {label: i for i, label in enumerate(ARM_LABELS.values())}
+    return pd.DataFrame(rows).sort_values(["arm", "best dev"], key=lambda c: c.map(order) if c.name == "arm" else -c, ignore_index=True) if rows else pd.DataFrame(rows)
