@@ -397,3 +397,18 @@ def test_a_new_arm_is_one_module_and_one_registry_row_and_reaches_the_report(tmp
     assert "Toy" in set(cost.arm)
     assert sys.modules["toy_arm"].ToyConfig is arms.LM_ARMS["toy"].settings
     assert lm_runs.cost_cpu_hours(toy) == 0.5 * len(toy)  # the row's cost rate
+
+def test_each_arms_cost_rate_is_near_its_committed_runs():
+    """The arm registry's ``cpu_hours`` is no hand-typed guess: within a factor of two of the median CPU-hours of the
+    arm's committed runs (wall seconds x threads of warm start and training, on a shared machine)."""
+    import numpy as np
+
+    from fgpo_lib.lm_policy.arms import LM_ARMS
+    from fgpo_lib.study.lm_report import cost_frame, load_records
+
+    cost = cost_frame(load_records())
+    for name, arm in LM_ARMS.items():
+        runs = cost[cost.arm == arm.label]
+        if len(runs):
+            median = float(np.median(runs["CPU-hours"]))
+            assert median / 2 <= arm.cpu_hours <= 2 * median, (name, arm.cpu_hours, median)

@@ -29,8 +29,9 @@ class LMArm:
     help: str
     """One line for ``--arm``'s help."""
     cpu_hours: float
-    """Measured CPU-hours of one run (warm start and training, wall seconds x threads, on a 2-core machine shared
-    with other runs, so upper bounds): what the run registry's cost estimate multiplies."""
+    """CPU-hours of one run (warm start and training, wall seconds x threads), rounded from the committed records'
+    (the chapter's cost table, on a 2-core machine shared with other runs, so upper bounds): what the run registry's
+    cost estimate multiplies; ``tests/test_lm_policy.py`` checks it against the records."""
     seeds: tuple[int, ...] = (0, 1, 2)
     """Its seeds in the main table."""
     samples: bool = False
@@ -56,11 +57,11 @@ LM_ARMS: dict[str, LMArm] = {
                   "the exact expected reward over every candidate subset (or TPO's exact target)", cpu_hours=1.9),
     "sampled": LMArm("fgpo_lib.lm_policy.sampled_arm", "LMSampledConfig", "train_sampled", "Sampled",
                      "FGPO's arm with GRPO's sampled estimator: G draws from q per question, group-normalised advantage", cpu_hours=1.9),
-    # GRPO gets 1x FGPO's table cells in sampled completions, not the paper's 2.4x (a step of TRL's GRPOTrainer took
-    # 110.5 s on one thread: 2.4x is about 7 CPU-hours a run); its dev evaluations (both decodings, about 4 minutes
-    # each) come every 20 steps. It samples its completions, so it needs a policy that writes the format at
-    # temperature 1: after one warm-start pass SmolLM2-135M opened the answer tag in 1 sample of 7 and GRPO collapsed
-    # onto the empty answer; three passes
+    # GRPO gets 1x FGPO's table cells in sampled completions, not the paper's 2.4x (the chapter's cost section gives
+    # what 2.4x would take, from the runs' measured seconds); its dev evaluations (both decodings) come every 20 steps.
+    # It samples its completions, so it needs a policy that writes the format at temperature 1: after one warm-start
+    # pass SmolLM2-135M rarely opened the answer tag and GRPO collapsed onto the empty answer (each record's warm
+    # start says how often it opens it); three passes
     "grpo": LMArm("fgpo_lib.lm_policy.grpo_arm", "LMGRPOConfig", "train_grpo", "GRPO (TRL)", "TRL's GRPOTrainer on sampled completions",
                   cpu_hours=4.4, seeds=(0, 1), samples=True, warmup=3.0, run_settings={"budget": 1.0, "eval_every": 20}),
     "sft": LMArm("fgpo_lib.lm_policy.sft_arm", "LMSFTConfig", "train_sft", "SFT (TRL)", "TRL's SFTTrainer on each question's best candidate", cpu_hours=1.7),

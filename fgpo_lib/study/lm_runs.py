@@ -133,9 +133,9 @@ GRPO_LR_POINT = 1e-4
 
 
 #: the routing search (issue: every FGPO run above picks one subset for every question): FGPO's recipe varied one
-#: choice at a time on a cheap proxy, GeneSeq (routing is worth 13 points there on Qwen 0.5B's table, and the task is
-#: in the question's first words). Every point evaluates dev by candidate scoring alone (``dev_measures``), so a run
-#: costs about 40 minutes on one thread. ``SEARCH_BASE`` is the starting point: four times the updates of the runs
+#: choice at a time on a cheap proxy, GeneSeq (where routing is worth most on Qwen 0.5B's table, the chapter's
+#: reference table shows how much, and the task is in the question's first words). Every point evaluates dev by
+#: candidate scoring alone (``dev_measures``), a tenth of a full dev point's cost. ``SEARCH_BASE`` is the starting point: four times the updates of the runs
 #: above at the same cost (batch 4, not 16), a third of their rate, and a short linear warm-up.
 SEARCH_BENCHMARK = "geneseq"
 SEARCH_BASE = {"batch_questions": 4, "lr": 1e-4, "warmup_ratio": 0.05, "dev_measures": "scoring"}
@@ -153,13 +153,13 @@ SEARCH_POINTS: tuple[dict, ...] = (
     {**SEARCH_BASE, "lr": 3e-4, "entropy_coef": 1.0},
     {**SEARCH_BASE, "lr": 3e-4, "entropy_coef": 0.3},
 )
-#: FGPO's recipe for the main table, chosen on **dev** among the finished search points: beta 0.3 had the best dev
-#: score (52.4 against beta 1.0's 50.0, SFT's 47.6 and FGPO-from-SFT's 50.0) with 8 distinct dev argmax subsets
+#: FGPO's recipe for the main table, chosen on **dev** among the finished search points: the best dev score (the
+#: chapter's tuning table gives every point's)
 RECIPE = SEARCH_POINTS[1]
 #: the tie-break point: the recipe with dev ties broken by the exact expected reward of q on dev (fgpo_lib.lm_policy.dev),
-#: on every benchmark's FGPO seeds. Chosen after the main runs: on GeneTuring 5 to 9 trained checkpoints tie the best
-#: dev score (63 questions), and the recipe's rule keeps the first, which on seeds 1 and 2 picks 2 distinct test
-#: subsets. Training is the recipe's, update for update (the rule only selects), so each point differs from its main
+#: on every benchmark's FGPO seeds. Chosen after the main runs: on GeneTuring several trained checkpoints tie the best
+#: dev score, and the recipe's rule keeps the first, which on two seeds picks 2 distinct test subsets (the chapter's
+#: ties table counts them). Training is the recipe's, update for update (the rule only selects), so each point differs from its main
 #: run in the selection alone; the chapter reports it beside the main runs (its dev-selection section), whose rule
 #: stays the one fixed before them. On every benchmark, so that the rule is judged as one recipe, not where it helps
 TIE_BREAK_POINT = {**RECIPE, "tie_break": "expected"}
@@ -181,9 +181,9 @@ UNRUN = {
 #: the tie-break point's seeds per benchmark that ran (the rest: :data:`UNRUN`)
 TIE_BREAK_SEEDS = {"geneturing": (0, 1, 2), "geneseq": (0,)}
 #: GRPO's learning rates in the main table. Seed 0 runs at each; the one with the better best dev score is GRPO's
-#: main row, and GRPO's later seeds run at that rate alone (the rate is tuned on one seed, then replicated: at 4.4
-#: CPU-hours a GRPO run, a second seed at the losing rate would cost 13 CPU-hours over three benchmarks for rows the
-#: table does not show)
+#: main row, and GRPO's later seeds run at that rate alone (the rate is tuned on one seed, then replicated: a second
+#: seed at the losing rate would cost a GRPO run per benchmark, at its registry cost rate, for rows the table does
+#: not show)
 GRPO_LRS = (LR, GRPO_LR_POINT)
 
 
