@@ -58,6 +58,7 @@ pipeline: setup
 bench: setup
 	$(PY) benchmarks/bench_cli.py
 	$(PY) benchmarks/bench_select.py
+	$(PY) benchmarks/bench_clone.py
 	$(PY) benchmarks/bench_env.py
 	$(PY) benchmarks/bench_optim.py
 	$(PY) benchmarks/bench_precompute.py
