@@ -586,3 +586,35 @@ def test_the_launcher_follows_a_link_and_needs_nothing_from_path(tmp_path):
         done = subprocess.run([str(link), "plan", "--tools", "4", "--max-size", "4", "--questions", "10", "--seconds-per-call", "1"],
                               capture_output=True, text=True, cwd=tmp_path, env=env)
         assert done.returncode == 0 and "subsets" in done.stdout, (env, done.returncode, done.stderr)
+
+
+def test_a_selector_saved_over_another_on_a_full_disk_leaves_the_old_one_whole(table, selector_dir, tmp_path):
+    """Under ``ulimit -f 1`` (no file over 1 KB) a save over an existing selector fails while it writes its weights
+    (safetensors' own error, named) and the folder there before is whole: same files, same bytes, and it loads."""
+    import shutil
+
+    sel = tmp_path / "sel"
+    shutil.copytree(selector_dir, sel)
+    before = {p.name: p.read_bytes() for p in sel.iterdir()}
+    done = subprocess.run(["bash", "-c", f"ulimit -f 1; {sys.executable} -m fgpo_lib.cli train --table {table} --steps 3 --seed 5 --save-selector {sel}"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 2 and "cannot write the selector" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert {p.name: p.read_bytes() for p in sel.iterdir()} == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "the staging folder was left behind"
+    from fgpo_lib.selector import Selector
+
+    Selector.load(sel)
+
+
+def test_tool_names_that_are_one_text_are_refused_not_read_as_letters(selector_dir, tmp_path):
+    import shutil
+
+    from fgpo_lib.selector import Selector, SelectorError
+
+    sel = tmp_path / "sel"
+    shutil.copytree(selector_dir, sel)
+    doc = json.loads((sel / "selector.json").read_text())
+    doc["space"]["tool_names"] = "wxyz"
+    (sel / "selector.json").write_text(json.dumps(doc))
+    with pytest.raises(SelectorError, match="space.tool_names must be a list"):
+        Selector.load(sel)
