@@ -62,13 +62,13 @@ class LMRun:
     benchmark: str
     """The benchmark; its training table is ``tables/<benchmark>__<TRAINING_REASONER>__4tools.npz``."""
     arm: str
-    """An arm of :data:`~fgpo_lib.lm_policy.runner.LM_ARMS`."""
+    """An arm of :data:`~fgpo_lib.lm_policy.arms.LM_ARMS`."""
     settings: dict = field(default_factory=dict)
     """The arm's settings (``--set``) beyond the learning rate :data:`LR`."""
     backbone: str = "smollm2-135m"
     """The policy's backbone (:data:`~fgpo_lib.lm_policy.model.BACKBONES`)."""
     format_warmup: float = FormatWarmup.epochs
-    """Passes of the answer-format warm start (:class:`~fgpo_lib.lm_policy.sft_arm.FormatWarmup`, :data:`ARM_WARMUP`)."""
+    """Passes of the answer-format warm start (:class:`~fgpo_lib.lm_policy.warmup.FormatWarmup`; the arm registry sets it, :data:`ARM_WARMUP`)."""
     role: str = "main"
     """``main`` (the main table), ``search`` (the routing search), ``tie-break`` (the recipe with another dev tie
     break, :data:`TIE_BREAK_POINT`), ``confirmation`` (that point on fresh seeds), ``first-design`` (FGPO's main
