@@ -76,3 +76,19 @@ def test_the_answer_sentence_reads_the_decomposition_or_says_what_is_pending():
     only_fgpo = {k: v for k, v in main.items() if k.startswith("f")}
     assert dec.answer_sentence(dec.decomposition_frame(only_fgpo)).count("(pending") == 2
     assert dec.answer_sentence(dec.decomposition_frame({})) == "pending: no main run has a record yet"
+
+
+def test_every_arms_tuning_is_read_from_its_records():
+    """searches_frame on the committed records: each row's CPU-hours is its record's (warm start and training
+    seconds x threads), and on the proxy FGPO's main point is the recipe, the search point with the best dev score."""
+    from fgpo_lib.study.lm_report import cost_frame, load_records
+
+    records = load_records()
+    tuning = dec.searches_frame(records)
+    fgpo = tuning[tuning.arm == "FGPO"]
+    main = fgpo[fgpo["main point"]]
+    assert list(main.run) == ["β 0.3, lr 3e-4, seed 0"]
+    assert main["best dev"].iloc[0] == fgpo[fgpo.role != "first-design"]["best dev"].max()
+    cost = cost_frame(records).set_index("run")["CPU-hours"]
+    name = LMRun("geneseq", "fgpo", RECIPE, seed=0).name
+    assert main["CPU-hours"].iloc[0] == pytest.approx(cost[name])
