@@ -47,7 +47,7 @@ COMMANDS: dict[str, Command] = {
                          outputs=(Output("out", "record"),), inputs=("selector", "--table")),
     "example-table": Command("fgpo_lib.commands.examples", "write the illustrative 4-tool protein-structure table", outputs=(Output("out", "table"),)),
     "precompute": Command("fgpo_lib.precompute.command", "evaluate every (question, subset) cell with a frozen reasoner into a reward table",
-                          outputs=(Output("out", "table"),), inputs=("--resume-from", "--cache")),
+                          outputs=(Output("out", "table"),), inputs=("--cache",)),  # --out may be --resume-from: a table extended in place
     "table-info": Command("fgpo_lib.commands.table_info", "summary statistics of a reward table; of several, one markdown row each"),
     "verify-table": Command("fgpo_lib.commands.verify", "re-evaluate random cells of a precomputed table live"),
     "cross-build": Command("fgpo_lib.commands.crossbuild", "measure how a committed LLM table's cells re-derive under this machine's llama.cpp build (one record per table)",

@@ -75,6 +75,7 @@ SLOW_FILES = {"test_tables.py", "test_crossbuild.py", "test_llm_reasoners.py", "
               "test_lm_selector.py", "test_ladder.py"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the xdist_group marks (--dist loadgroup)
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name not in SPREAD_CASES:
