@@ -221,7 +221,11 @@ class PrecomputeEngine:
         todo = [(q, self.pending(q)) for q in sample_order(self.questions, self.spec.sample_seed)]
         todo = [(q, p) for q, p in todo if p]
         n_cells = len(self.questions) * self.space.n_subsets
-        counts = {"computed": 0, "failed": 0, "done": 0}
+        kept: dict[str, tuple[int, int]] = {}  # qid -> (cells, failed cells) cached in this run: writing one is idempotent
+
+        def counts() -> dict[str, int]:
+            return {"computed": sum(c for c, _ in kept.values()), "failed": sum(f for _, f in kept.values()), "done": len(kept)}
+
         t0 = time.perf_counter()
         bar = tqdm(total=sum(len(p) for _, p in todo), desc=f"{self.spec.benchmark}/{self.spec.reasoner}", unit="cell", disable=not progress)
         own = None
@@ -229,19 +233,21 @@ class PrecomputeEngine:
             executor = own = ProcessPoolExecutor(max_workers=workers, initializer=worker_init)
         futures: list = []
 
+        staged: list = []  # the question being kept: a stop between its cache write and its count is settled below
+
         def keep(q: Question, res: list, secs: float) -> None:
-            self.cache.put(self._rows(q, res, secs))
-            counts["computed"] += len(res)
-            counts["failed"] += sum(r[3] == "failed" for r in res)
-            counts["done"] += 1
+            staged[:] = [(q, res, secs)]
+            self.cache.put(self._rows(q, res, secs))  # INSERT OR REPLACE: the same rows may be written again
+            kept[q.qid] = (len(res), sum(r[3] == "failed" for r in res))  # one store: counted once, however often kept
+            staged.clear()
             bar.update(len(res))
-            if counts["done"] == 1:
+            if len(kept) == 1:
                 from ..markers import mark as _mark_ready
 
                 _mark_ready("first question cached")
 
         def workers_failed(exc: BaseException) -> PrecomputeError:  # a fork refused (process limit, memory): stop, never hang
-            return PrecomputeError(f"worker processes failed ({type(exc).__name__}: {exc}) after {counts['done']} questions; every finished "
+            return PrecomputeError(f"worker processes failed ({type(exc).__name__}: {exc}) after {len(kept)} questions; every finished "
                                    "question is cached, so rerun with fewer --workers to continue")
 
         def evaluated():  # (question, results, seconds), in todo order, here or on the executor's workers
@@ -266,16 +272,19 @@ class PrecomputeEngine:
         try:
             for q, res, secs in evaluated():
                 keep(q, res, secs)
-                if checkpoint and checkpoint_every and counts["done"] % checkpoint_every == 0:
+                if checkpoint and checkpoint_every and len(kept) % checkpoint_every == 0:
                     checkpoint()  # its own errors are its own (an output path), never a worker's
         except KeyboardInterrupt as exc:
             if own is not None:
                 stop_workers(own)
+            if staged:  # stopped inside keep(): written or not, write it (again) and count it once
+                keep(*staged.pop())
             for (q, _), fut in zip(todo, futures):  # finished on a worker, not yet written: kept too
                 if not getattr(fut, "fgpo_kept", False) and fut.done() and not fut.cancelled() and fut.exception() is None:
                     keep(q, *fut.result()[1:])
-            unfinished = len(todo) - counts["done"]
-            exc.kept = (f"{counts['computed']:,} cells of {counts['done']:,} questions computed in this run are cached, with every cell before it; "
+            n = counts()
+            unfinished = len(todo) - n["done"]
+            exc.kept = (f"{n['computed']:,} cells of {n['done']:,} questions computed in this run are cached, with every cell before it; "
                         f"{unfinished:,} questions were not finished (their cells are computed again when the same command runs)")
             raise
         except BaseException:
@@ -286,7 +295,8 @@ class PrecomputeEngine:
             bar.close()
             if own is not None:
                 own.shutdown(wait=True, cancel_futures=True)
-        return {"cells": n_cells, "computed": counts["computed"], "failed": counts["failed"], "seconds": time.perf_counter() - t0}
+        n = counts()
+        return {"cells": n_cells, "computed": n["computed"], "failed": n["failed"], "seconds": time.perf_counter() - t0}
 
     # --- extra cells: All-Tools and the selection call ------------------------------------------------------------
     @property
@@ -561,9 +571,15 @@ def stop_workers(pool: ProcessPoolExecutor) -> None:
     """End a local pool's workers now: pending questions are cancelled, running ones killed (their cells are lost,
     and say so), without waiting for them."""
     procs = list((getattr(pool, "_processes", None) or {}).values())  # before shutdown, which forgets them
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
         try:
             proc.kill()
         except (OSError, ValueError, AttributeError):
             pass
+    # The pool's manager thread closes its wake-up pipe once it sees the killed workers. Python 3.11's exit hook
+    # writes to that pipe without a lock, so a command that exits while the thread is still closing it prints an
+    # OSError traceback (fixed in CPython 3.12): wait for the thread, briefly, before the command goes on to exit.
+    if manager is not None:
+        manager.join(timeout=10)
