@@ -38,7 +38,7 @@ from typing import Sequence
 import numpy as np
 
 from ._version import __version__
-from .selector_folder import FORMAT_NAME, FORMAT_VERSION, SelectorError, read_selector_doc, write_selector_folder  # noqa: F401  (the format names are part of this module's interface)
+from .selector_folder import FORMAT_NAME, FORMAT_VERSION, SelectorError, read_consistently, read_selector_doc, write_selector_folder  # noqa: F401  (the format names are part of this module's interface)
 from .subsets import SubsetSpace
 
 #: the kinds of selector: ``lm``'s code lives with the language-model policy and is imported by name when used (as
@@ -219,6 +219,10 @@ class Selector:
         """Read a folder written by :meth:`save` (module doc); every problem is a :class:`SelectorError` naming it.
         ``tools``: the agent's tool names, in any order; a selector trained on other tools is refused, naming both."""
         folder = Path(folder)
+        return read_consistently(folder, lambda: cls._load_once(folder, tools))
+
+    @classmethod
+    def _load_once(cls, folder: Path, tools: Sequence[str] | None) -> "Selector":
         doc = read_selector_doc(folder, KINDS)
         if tools is not None:
             check_tools(doc["space"]["tool_names"], tools, folder)

@@ -163,6 +163,34 @@ _FIELDS = {"format": str, "version": int, "kind": str, "space": dict, "provenanc
 _SPACE_FIELDS = {"n_tools": int, "tool_names": list}
 
 
+def folder_identity(folder: str | os.PathLike):
+    """What tells one saved version of a folder from the next (a save puts a new directory at the path): its inode
+    and times, or None where nothing is. A reader compares it before and after reading (:func:`read_consistently`)."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def read_consistently(folder: str | os.PathLike, read: Callable[[], object], tries: int = 10):
+    """``read()`` of a selector folder that another process may be saving meanwhile: a save replaces the whole folder
+    at once, but a reader opens its files one by one, so a read that overlapped a save may pair one version's
+    ``selector.json`` with the next one's weights (a sha256 mismatch). Such a read is done again; a read that no save
+    overlapped is returned, or its error raised."""
+    for _ in range(tries):
+        before = folder_identity(folder)
+        try:
+            result = read()
+        except SelectorError:
+            if folder_identity(folder) != before:
+                continue  # the folder was replaced while it was read: read the new version
+            raise
+        if folder_identity(folder) == before:
+            return result
+    raise SelectorError(f"{folder}: another process saved this selector during each of {tries} reads; load it when no save is running")
+
+
 def read_selector_doc(folder: str | os.PathLike, kinds) -> dict:
     """``selector.json`` of ``folder``, checked (module doc): format, version, ``kind`` one of ``kinds``, each field's
     type, and every manifest file present with its sha256."""

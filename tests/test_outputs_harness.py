@@ -229,7 +229,8 @@ def test_two_processes_saving_one_selector_folder_never_mix_it(tmp_path):
         try:
             seen.add(json.dumps(_read("selector", target), sort_keys=True))
         except Exception as exc:  # noqa: BLE001 - a read between the two renames of the fallback path is "absent", never a mix
-            assert "not a selector folder" in str(exc) or "no such" in str(exc).lower(), exc
+            # named, never a mix: a reader that a save overlapped reads again (selector_folder.read_consistently)
+            assert "not a selector folder" in str(exc) or "no such" in str(exc).lower() or "during each of" in str(exc), exc
         time.sleep(0.05)
     assert all(p.wait(timeout=60) == 0 for p in procs)
     assert _read("selector", target) in versions
@@ -357,3 +358,35 @@ def test_nan_integer_and_foreign_weights_are_each_a_named_error(saved_selector, 
     save_file({k: v + 1 for k, v in load_file(str(saved_selector / "weights.safetensors")).items()}, str(copied / "weights.safetensors"))
     with pytest.raises(SelectorError, match="not the file this selector was saved with"):
         Selector.load(copied)
+
+
+def test_a_read_that_a_save_overlapped_is_done_again_and_one_no_save_overlapped_is_kept(tmp_path):
+    """:func:`read_consistently`: a read during which the folder was replaced (a save) is read again; a read's own
+    error, with no save meanwhile, is raised at once."""
+    from fgpo_lib.selector_folder import SelectorError, read_consistently
+
+    folder = tmp_path / "sel"
+    folder.mkdir()
+    calls = []
+
+    def read_while_saved_once():
+        calls.append(1)
+        if len(calls) == 1:  # a save lands mid-read: a new directory takes the path, and this read saw a mix
+            staging = tmp_path / "staging"
+            staging.mkdir()
+            (staging / "v").write_text("2")
+            folder.rename(tmp_path / "old")
+            staging.rename(folder)
+            raise SelectorError("weights.safetensors is not the file this selector was saved with")
+        return (folder / "v").read_text()
+
+    assert read_consistently(folder, read_while_saved_once) == "2" and len(calls) == 2
+
+    def broken():
+        calls.append(1)
+        raise SelectorError("broken for good")
+
+    calls.clear()
+    with pytest.raises(SelectorError, match="broken for good"):
+        read_consistently(folder, broken)
+    assert len(calls) == 1
