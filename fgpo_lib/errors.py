@@ -39,8 +39,14 @@ def install_terminate_handler() -> dict:
 
 
 class signals_deferred:
-    """A block that SIGINT, SIGTERM and SIGHUP do not interrupt (blocked, not lost): a cleanup in a ``finally`` runs to
-    its end, and a signal that came meanwhile is handled right after. Only in the main thread (elsewhere: a no-op)."""
+    """A block that SIGINT, SIGTERM and SIGHUP do not interrupt (deferred, not lost): a signal that comes meanwhile is
+    recorded and delivered again right after the block, to the handler there before. Only in the main thread
+    (elsewhere: a no-op).
+
+    Blocking the signals at the OS level alone is not enough: a signal that arrived just before the block has already
+    set Python's flag, and Python runs its handler at the next bytecode, inside the block. So the block also puts a
+    recorder in place of the handlers. A signal handled before the recorder is in place still raises, in
+    ``__enter__``: a cleanup that must run to its end uses :func:`run_to_end`, which runs it again."""
 
     SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
@@ -48,13 +54,41 @@ class signals_deferred:
         import signal
         import threading
 
-        self.blocked = None
-        if threading.current_thread() is threading.main_thread() and hasattr(signal, "pthread_sigmask"):
-            self.blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {getattr(signal, n) for n in self.SIGNALS})
+        self.blocked, self.saved, self.caught = None, {}, []
+        if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+            return self
+        sigs = [getattr(signal, n) for n in self.SIGNALS]
+        self.blocked = signal.pthread_sigmask(signal.SIG_BLOCK, set(sigs))
+        for sig in sigs:
+            self.saved[sig] = signal.signal(sig, self._record)
         return self
+
+    def _record(self, signum, frame) -> None:
+        self.caught.append(signum)
 
     def __exit__(self, *exc) -> None:
         import signal
 
+        for sig, handler in self.saved.items():
+            signal.signal(sig, handler)
         if self.blocked is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, self.blocked)
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.blocked)  # one blocked meanwhile reaches its handler now
+        for signum in dict.fromkeys(self.caught):
+            signal.raise_signal(signum)
+
+
+def run_to_end(cleanup) -> None:
+    """``cleanup()`` (which must be safe to run twice: removing a temporary) run to its end with signals deferred
+    (:class:`signals_deferred`); a signal's exception that still interrupts it (one handled while the deferral was
+    being set up) runs it again, and is raised once it has ended."""
+    pending = None
+    for _ in range(10):
+        try:
+            with signals_deferred():
+                cleanup()
+        except KeyboardInterrupt as exc:  # Ctrl-C, or Terminated
+            pending = pending or exc
+            continue
+        break
+    if pending is not None:
+        raise pending

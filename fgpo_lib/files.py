@@ -44,11 +44,9 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None], suffix:
         reason = exc.strerror or str(exc)
         raise OutputError(f"cannot write {path}: {reason}" + (" (the disk is full)" if exc.errno == 28 else "") + "; the file there before, if any, is unchanged") from None
     finally:
-        from .errors import signals_deferred
+        from .errors import run_to_end
 
-        with signals_deferred():  # a second signal must not leave the temporary file behind
-            if tmp.exists():
-                tmp.unlink()
+        run_to_end(lambda: tmp.unlink(missing_ok=True))  # a second signal must not leave the temporary file behind
     return path
 
 

@@ -93,11 +93,12 @@ def write_selector_folder(folder: str | os.PathLike, write_files: Callable[[Path
     """Write a selector folder whole (module doc): ``write_files(staging)`` writes the weights into the new folder,
     then ``doc`` with its manifest (``doc["files"]``: relative path -> sha256 of every other file) as ``selector.json``,
     then the new folder replaces ``folder``. Any error or signal leaves ``folder`` as it was and no staging folder."""
-    from .errors import signals_deferred
+    from .errors import run_to_end
 
     folder = check_selector_dir(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = folder.with_name(f".{folder.name}.{os.getpid()}.new")
+    aside = folder.with_name(f".{folder.name}.{os.getpid()}.old")  # where exchanges are not available
     try:
         with _folder_lock(folder.parent):
             check_selector_dir(folder)  # again, under the lock: another process may have written it meanwhile
@@ -115,16 +116,20 @@ def write_selector_folder(folder: str | os.PathLike, write_files: Callable[[Path
             if not folder.exists():
                 os.rename(staging, folder)
             elif not _exchange(staging, folder):
-                aside = folder.with_name(f".{folder.name}.{os.getpid()}.old")
                 os.rename(folder, aside)
                 os.rename(staging, folder)
                 shutil.rmtree(aside, ignore_errors=True)
     except OSError as exc:
         raise SelectorError(f"cannot write the selector {folder}: {exc.strerror or exc}" + (" (the disk is full)" if exc.errno == 28 else "")
                             + "; the folder there before, if any, is unchanged") from None
-    finally:
-        with signals_deferred():  # a signal during the cleanup must not leave the staging (or the old) folder behind
-            shutil.rmtree(staging, ignore_errors=True)  # after an exchange: the old folder
+    finally:  # a signal during the cleanup must not leave the staging (after an exchange: the old) folder behind
+        def cleanup() -> None:
+            if aside.exists() and not folder.exists():  # stopped between the fallback's two renames: the old one back
+                os.rename(aside, folder)
+            shutil.rmtree(aside, ignore_errors=True)
+            shutil.rmtree(staging, ignore_errors=True)
+
+        run_to_end(cleanup)
     return folder
 
 
