@@ -2,6 +2,7 @@
 
 import hashlib
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -259,11 +260,24 @@ def test_extras_all_tools_cell_for_a_reader(tmp_path):
     assert res["checked"] == 9 and res["agree"] == 0 and {name for _, name, _, _ in res["disagreements"]} == {"all_tools"}
 
 
-def test_extras_selection_call_with_a_real_llm_and_resume(tmp_path, smollm2):
-    spec = PrecomputeSpec("geneturing", "smollm2-135m", questions=9, tools=LIBRARIES["geneturing"])
-    engine = PrecomputeEngine(spec, cache=tmp_path / "a.sqlite", reasoner=smollm2)
+@pytest.fixture(scope="module")
+def two_question_cells(tmp_path_factory, smollm2) -> Path:
+    """The cell cache of GeneTuring's first 2 of 9 sampled questions x 16 subsets, computed live once for the two
+    extras tests below (a cell's cache key does not depend on whether extras are asked for); each test copies it."""
+    cache = tmp_path_factory.mktemp("cells") / "cells.sqlite"
+    engine = PrecomputeEngine(PrecomputeSpec("geneturing", "smollm2-135m", questions=9, tools=LIBRARIES["geneturing"]), cache=cache, reasoner=smollm2)
     engine.questions = engine.questions[:2]
     engine.run(progress=False)
+    engine.cache.close()
+    return cache
+
+
+def test_extras_selection_call_with_a_real_llm_and_resume(tmp_path, smollm2, two_question_cells):
+    spec = PrecomputeSpec("geneturing", "smollm2-135m", questions=9, tools=LIBRARIES["geneturing"])
+    shutil.copy(two_question_cells, tmp_path / "a.sqlite")
+    engine = PrecomputeEngine(spec, cache=tmp_path / "a.sqlite", reasoner=smollm2)
+    engine.questions = engine.questions[:2]
+    assert engine.run(progress=False)["computed"] == 0  # the shared cells
     counts = engine.run_extras(progress=False)
     table = engine.build_table()
     sel = table.extras["selection"]
@@ -292,7 +306,7 @@ def test_extras_selection_call_with_a_real_llm_and_resume(tmp_path, smollm2):
     assert res["agree"] == 2 and [name for _, name, _, _ in res["disagreements"]] == ["selection", "selection"]
 
 
-def test_a_run_killed_during_the_selection_calls_keeps_the_replies_it_paid_for(tmp_path, smollm2):
+def test_a_run_killed_during_the_selection_calls_keeps_the_replies_it_paid_for(tmp_path, smollm2, two_question_cells):
     """A checkpoint written during the extras pass holds the selection replies made so far (as ``partial_selection``,
     which no reader sees) and says the table is not complete; a resume on a new machine (an empty cache) seeds them
     back, asks only the questions left, and ends with the table of an uninterrupted run. Before, a selection extra was
@@ -300,6 +314,7 @@ def test_a_run_killed_during_the_selection_calls_keeps_the_replies_it_paid_for(t
     from fgpo_lib.precompute import PARTIAL_EXTRA
 
     spec = PrecomputeSpec("geneturing", "smollm2-135m", questions=9, tools=LIBRARIES["geneturing"], extras=True)
+    shutil.copy(two_question_cells, tmp_path / "whole.sqlite")
     whole = PrecomputeEngine(spec, cache=tmp_path / "whole.sqlite", reasoner=smollm2)
     whole.questions = whole.questions[:2]
     whole.run(progress=False)
