@@ -216,6 +216,36 @@ def test_seed_aggregates_by_hand():
     assert seed_aggregates(_two_arms([[1, 0]], [[0, 0]]), reps=200, tasks={"a": "t", "b": "t"}).empty
 
 
+def test_seed_aggregates_are_seeded_and_the_remembered_statistic_is_rliables():
+    """Two calls give the same intervals whatever numpy's global state (rliable 1.2 draws its resamples from it
+    whatever ``random_state`` it is given), and the probability of improvement computed per task column and
+    remembered gives rliable's own statistic's interval to the last digit on the same draws."""
+    import numpy as np
+    from rliable import library as rly
+    from rliable import metrics
+
+    from fgpo_lib.study.lm_report import _numpy_global_seed, _poi_by_task_column, seed_aggregates
+    from fgpo_lib.study.lm_runs import LMRun
+
+    rng = np.random.default_rng(3)
+    qs = [f"q{i}" for i in range(12)]
+    fgpo, sft = rng.integers(0, 2, (3, 12)).tolist(), rng.integers(0, 2, (3, 12)).tolist()
+    records = {f"{arm}{s}": (LMRun("geneseq", arm, seed=s), {"test": {"question_ids": qs, "scoring": {"scores": sc}}})
+               for arm, runs in (("fgpo", fgpo), ("sft", sft)) for s, sc in enumerate(runs)}
+    tasks = {q: f"t{i % 4}" for i, q in enumerate(qs)}
+    np.random.seed(1)
+    first = seed_aggregates(records, reps=300, tasks=tasks)
+    np.random.seed(2)
+    assert first.equals(seed_aggregates(records, reps=300, tasks=tasks))
+    x, y = (np.array([[np.mean([r[i] for i in range(12) if i % 4 == t]) for t in range(4)] for r in runs]) for runs in (fgpo, sft))
+    with _numpy_global_seed(0):
+        rliables = rly.get_interval_estimates({"p": (x, y)}, lambda a, b: np.array([metrics.probability_of_improvement(a, b)]), reps=300)
+    with _numpy_global_seed(0):
+        remembered = rly.get_interval_estimates({"p": (x, y)}, _poi_by_task_column(), reps=300)
+    assert rliables[0]["p"][0] == remembered[0]["p"][0] and (rliables[1]["p"] == remembered[1]["p"]).all()
+    assert rliables[1]["p"][0][0] < rliables[1]["p"][1][0]  # an interval, not a point: the comparison has content
+
+
 def test_the_routing_rule_on_a_committed_table():
     """A record whose test choices are each question's best subset routes (several subsets, none on 90%, above the
     best fixed subset); one that picks that fixed subset everywhere does not. The summary counts the arm's main runs

@@ -20,6 +20,7 @@ Array convention: an :class:`~fgpo_lib.study.protocol.ArmResult` here has one ro
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -283,7 +284,37 @@ def _tasks_of(table_path: str) -> dict:
     return dict(zip(table.question_ids, table.tasks))
 
 
-def seed_aggregates(records: dict, reps: int = 2000, tasks: dict | None = None) -> pd.DataFrame:
+@contextmanager
+def _numpy_global_seed(seed: int):
+    """numpy's global random state seeded with ``seed`` inside the block, and put back after it."""
+    state = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        yield
+    finally:
+        np.random.set_state(state)
+
+
+def _poi_by_task_column():
+    """rliable's ``probability_of_improvement(x, y)`` as a bootstrap statistic, ``x: (n_runs_x, n_tasks)``, computed
+    per task column and remembered: rliable's statistic is the mean over tasks of a per-task Mann-Whitney value, and
+    its stratified bootstrap resamples each task's runs on their own, so with a few seeds a side the same column pair
+    recurs thousands of times (2,000 replicates x tasks x arm pairs called scipy 48,000 times, 50 s of the chapter).
+    The value is rliable's, from the same per-task numbers averaged in the same order."""
+    from rliable import metrics
+
+    seen: dict = {}
+
+    def per_task(x: np.ndarray, y: np.ndarray) -> float:
+        key = (x.tobytes(), y.tobytes(), x.shape, y.shape)
+        if key not in seen:
+            seen[key] = metrics.probability_of_improvement(x, y)
+        return seen[key]
+
+    return lambda x, y: np.array([np.mean([per_task(x[:, [t]], y[:, [t]]) for t in range(x.shape[1])])])
+
+
+def seed_aggregates(records: dict, reps: int = 2000, tasks: dict | None = None, seed: int = 0) -> pd.DataFrame:
     """Per benchmark and arm of the ``main`` runs, on the benchmarks where some arm has two seeds or more: rliable's
     interquartile mean of the test score over seeds and the benchmark's tasks (a stratified bootstrap interval), and
     the probability that FGPO improves on each other arm (rliable's ``probability_of_improvement``: per task, the
@@ -293,7 +324,9 @@ def seed_aggregates(records: dict, reps: int = 2000, tasks: dict | None = None) 
     Array convention (rliable's): ``scores: (n_seeds, n_tasks)`` per arm, a run's mean test score on each task of
     the arms' shared test questions. rliable's runs are seeds and its tasks the benchmark's question tasks, as it
     intends (a run's normalised score per environment): a question's 0/1 score is no task score, and the IQM of 0/1
-    values trims away the outcomes themselves. ``tasks``: question id -> task (default: each run's table's)."""
+    values trims away the outcomes themselves. ``tasks``: question id -> task (default: each run's table's).
+    ``seed`` fixes the bootstrap: rliable 1.2 draws its resamples from numpy's global state whatever ``random_state``
+    it is given, so two builds printed different intervals (:func:`_numpy_global_seed`)."""
     from rliable import library as rly
     from rliable import metrics
 
@@ -313,14 +346,16 @@ def seed_aggregates(records: dict, reps: int = 2000, tasks: dict | None = None) 
         names = sorted({task_of[q] for q in shared})
         of_task = [[q for q in shared if task_of[q] == t] for t in names]
         scores = {arm: np.array([[np.mean([d[q] for q in qs]) for qs in of_task] for d in runs], np.float64) for arm, runs in arms.items()}
-        point, ci = rly.get_interval_estimates(scores, lambda s: np.array([metrics.aggregate_iqm(s)]), reps=reps)
+        with _numpy_global_seed(seed):
+            point, ci = rly.get_interval_estimates(scores, lambda s: np.array([metrics.aggregate_iqm(s)]), reps=reps)
         for arm in scores:
             rows.append({"benchmark": benchmark, "arm": ARM_LABELS[arm], "seeds": len(scores[arm]), "tasks": len(names), "questions": len(shared),
                          "IQM": 100 * float(point[arm][0]), "IQM lo": 100 * float(ci[arm][0][0]), "IQM hi": 100 * float(ci[arm][1][0])})
         if "fgpo" in scores:
             pairs = {f"fgpo,{arm}": (scores["fgpo"], scores[arm]) for arm in scores if arm != "fgpo"}
             if pairs:
-                p_point, p_ci = rly.get_interval_estimates(pairs, lambda x, y: np.array([metrics.probability_of_improvement(x, y)]), reps=reps)
+                with _numpy_global_seed(seed):
+                    p_point, p_ci = rly.get_interval_estimates(pairs, _poi_by_task_column(), reps=reps)
                 for key in pairs:
                     other = key.split(",")[1]
                     for row in rows:
