@@ -183,6 +183,14 @@ def corrupted(table: RewardTable, share: float = CORRUPT_SHARE, seed: int = 0) -
     return copy
 
 
+def corrupted_agreement(table: RewardTable, live: dict) -> int:
+    """How many live rewards ``{(row, subset index): reward}``, re-derived against ``table`` itself, agree with
+    :func:`corrupted`'s copy of it: the corrupted-table control on cells already computed (the copy asks the same
+    cells, so none is computed again)."""
+    bad = corrupted(table).rewards
+    return sum(abs(v - float(bad[row, s])) < 1e-6 for (row, s), v in live.items())
+
+
 def negative_control(path: Path, kind: str, cells: int, seed: int = 0, records: dict | None = None) -> dict:
     """Re-derive ``cells`` cells of the table at ``path`` with a wrong part (:func:`wrong_reasoner`) or against a
     corrupted copy of it (:func:`corrupted`), and judge them by the live test's cross-build rule: ``{"table",
@@ -193,7 +201,8 @@ def negative_control(path: Path, kind: str, cells: int, seed: int = 0, records: 
 
     table = RewardTable.load(path)
     if kind == "corrupt":
-        res = rederive_cells(corrupted(table), table_spec(table), table_reasoner(table), cells, seed)
+        res = rederive_cells(table, table_spec(table), table_reasoner(table), cells, seed)
+        res["agree"] = corrupted_agreement(table, res["live"])
     else:
         res = rederive_cells(table, table_spec(table), wrong_reasoner(table, kind), cells, seed)
     records = load_records() if records is None else records

@@ -59,7 +59,8 @@ def verify_table(table: RewardTable, sample: int, seed: int = 0, reasoner: Reaso
     """Re-evaluate ``sample`` random cells of ``table``'s grid ``(n_questions, n_subsets)`` live (no cache) with the
     reasoner in its provenance.
 
-    Returns ``{"checked", "agree", "disagreements": [(qid, subset label, table reward, live reward), ...]}``.
+    Returns ``{"checked", "agree", "disagreements": [(qid, subset label, table reward, live reward), ...], "live":
+    {(row, subset index): live reward}}``.
     Raises ``ValueError`` for a table whose tools version, model file or prompt differs from this code's.
     """
     spec, reasoner = _spec_and_reasoner(table, reasoner)
@@ -96,7 +97,7 @@ def rederive_cells(table: RewardTable, spec: PrecomputeSpec, reasoner: Reasoner,
     by_q: dict[int, list[int]] = {}
     for c in sorted(int(c) for c in cells):
         by_q.setdefault(c // table.n_subsets, []).append(c % table.n_subsets)
-    agree, bad = 0, []
+    agree, bad, values = 0, [], {}
     order = {s: i for i, s in enumerate(table.space.trie_order().tolist())}
     for row, subs in by_q.items():
         q = questions[table.question_ids[row]]
@@ -104,11 +105,12 @@ def rederive_cells(table: RewardTable, spec: PrecomputeSpec, reasoner: Reasoner,
         for s, _, live, status, err in evaluate_question(spec, q, subs, reasoner):
             if status != "ok":
                 raise PrecomputeError(f"live evaluation of {q.qid} / {table.space.label(s)!r} failed: {err}")
+            values[(row, s)] = live
             if abs(live - float(table.rewards[row, s])) < 1e-6:
                 agree += 1
             else:
                 bad.append((q.qid, table.space.label(s), float(table.rewards[row, s]), live))
-    return {"checked": len(cells), "agree": agree, "disagreements": bad}
+    return {"checked": len(cells), "agree": agree, "disagreements": bad, "live": values}
 
 
 def verify_extras(table: RewardTable, sample: int, seed: int = 0, reasoner: Reasoner | None = None) -> dict:

@@ -5,7 +5,8 @@ What a live re-derivation can catch is a property of the (reasoner model file, p
 combination, not of one table: a cell is the reasoner's answer to a prompt built from the benchmark's tool outputs.
 So one table of each combination (:data:`COMBOS`, 9 of the 22 tables) re-derives 10 random cells (4 for the 1.5B
 model, whose cells cost a prompt of a thousand tokens on one thread each); at these sizes the rule still asks at
-least half of them to agree. What the rule catches at more cells, the corrupted-table control below shows at 20.
+least half of them to agree. What the rule catches at more cells, the corrupted-table control shows at 20: one
+combination re-derives 20 cells, and the same live values must fail the rule against a corrupted copy of its table.
 The extra cells (All-Tools, the selection call) are the same model on the prompt template's two other prompts: a
 model file that changed is caught by its cells, and this machine's build is the same for every table, so the extras
 of 2 questions re-derive once per prompt template (the genomics and GeneRegion prompts, each in ChatML and raw), on
@@ -31,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from fgpo_lib import RewardTable
-from fgpo_lib.crossbuild import build_name, file_sha256, load_records, negative_control, rule_for, wrong_reasoner
+from fgpo_lib.crossbuild import agreement_rule, build_name, corrupted_agreement, file_sha256, load_records, measured_rate, rule_for, wrong_reasoner
 from fgpo_lib.reasoners.llm import llama_backend
 from fgpo_lib.verify import table_reasoner, verify_extras, verify_table
 
@@ -76,6 +77,11 @@ def _combos() -> dict[tuple, Path]:
 
 COMBOS = _combos()
 
+#: the corrupted-table control (:func:`fgpo_lib.crossbuild.corrupted`: 30% of the rewards flipped) runs on this
+#: combination's live cells, which re-derive :data:`CONTROL_CELLS` cells instead of 10: compared with the corrupted
+#: copy they must fail the rule that the table itself passes (SmolLM2's 4-tool GenHop table, cheap cells)
+CONTROL, CONTROL_CELLS = "genehop__smollm2-135m__4tools", 20
+
 
 def _extras_rule(path: Path, table: RewardTable) -> int:
     """The rule's count for the extras of 2 questions of the table at ``path`` (0: no power at that size)."""
@@ -99,7 +105,7 @@ def test_each_reasoner_prompt_and_build_rederives_live(path):
 
     table = RewardTable.load(path)
     large = table.provenance["reasoner"] == "qwen2.5-coder-1.5b"
-    n = 4 if large else 10
+    n = 4 if large else CONTROL_CELLS if path.stem == CONTROL else 10
     reasoner = _reasoner(table.provenance["reasoner"], json.dumps(table.provenance.get("reasoner_kwargs") or {}, sort_keys=True))
     reasoner.reset()  # a model shared across tables starts each one from scratch, as the measurement did
     live = llama_backend()
@@ -108,6 +114,9 @@ def test_each_reasoner_prompt_and_build_rederives_live(path):
     k = rule_for(path, table, n, "cells", live, RECORDS)
     assert k >= n // 2, f"the cells' rule asks only {k} of {n}: a check this weak would pass a broken table"
     assert res["agree"] >= k, (build_name(table.provenance["backend"]), build_name(live), k, res["disagreements"])
+    if path.stem == CONTROL:  # the negative control the cell rule is for, on these very live cells
+        k = agreement_rule(n, *measured_rate(RECORDS, CONTROL, "cells"))
+        assert corrupted_agreement(table, res["live"]) < k, "a table with 30% of its rewards flipped passes the rule"
     # the extra cells (All-Tools, the selection call) of 2 questions, once per prompt template: see the module doc
     if path == extras_table(combination(table)[1]):
         k = _extras_rule(path, table)
@@ -139,16 +148,9 @@ def test_cross_build_records_match_their_tables():
     stale = [stem for stem, rec in RECORDS.items() if stem in by_stem and rec["table_sha256"] != file_sha256(by_stem[stem])]
     assert not stale, f"run `fgpo cross-build` again on: {stale}"
     assert RECORDS, "no cross-build record: the rule has nothing to stand on"
+    assert CONTROL in {p.stem for p in COMBOS.values()}, "the corrupted-table control's table re-derives no cell: choose a combination's table"
     for rec in RECORDS.values():
         assert rec["cells"]["checked"] >= 100 and 0 <= rec["cells"]["agree"] <= rec["cells"]["checked"]
-
-
-def test_a_corrupted_table_fails_the_rule():
-    """The negative control the cell rule is for: a copy of a table with 30% of its rewards flipped, re-derived by its
-    own reasoner at 20 cells, must fail (GeneSeq x SmolLM2-135M, 4 tools, the cheapest model's cells)."""
-    path = next(p for p in TABLES if p.stem == "geneseq__smollm2-135m__4tools")
-    res = negative_control(path, "corrupt", cells=20, seed=0, records=RECORDS)
-    assert not res["passes"], res
 
 
 @pytest.mark.parametrize("wrong", ["model", "prompt"])
