@@ -302,8 +302,9 @@ def test_extras_selection_call_with_a_real_llm_and_resume(tmp_path, smollm2, two
 
     assert verify_extras(table, 2, reasoner=smollm2) == {"checked": 4, "agree": 4, "disagreements": []}
     sel["subsets"] = ["gene_search+snp_lookup+gene_record+blast+" if s is None else "gene_search+blast+" + s for s in sel["subsets"]]
+    table.extras = {"selection": sel}  # the selection calls alone: the All-Tools cells agreed just above
     res = verify_extras(table, 2, reasoner=smollm2)
-    assert res["agree"] == 2 and [name for _, name, _, _ in res["disagreements"]] == ["selection", "selection"]
+    assert res["checked"] == 2 and res["agree"] == 0 and [name for _, name, _, _ in res["disagreements"]] == ["selection", "selection"]
 
 
 def test_a_run_killed_during_the_selection_calls_keeps_the_replies_it_paid_for(tmp_path, smollm2, two_question_cells):

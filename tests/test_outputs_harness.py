@@ -185,6 +185,14 @@ def _versions(name: str, target: Path, tmp_path: Path) -> list:
     return out
 
 
+def _writer(name: str, tmp_path: Path) -> str:
+    """The writer a killed child runs: a selector's two versions are the folders :func:`_versions` trained, loaded
+    and saved again (the same files, byte for byte), so that a round does not train two selectors first."""
+    if name != "selector":
+        return WRITERS[name]
+    return f"from fgpo_lib.selector import Selector\nS = [Selector.load({str(tmp_path / 'v0')!r}), Selector.load({str(tmp_path / 'v1')!r})]\ndef write(v): S[v].save(TARGET)"
+
+
 def _read(name: str, target: Path):
     if name == "selector":
         from fgpo_lib.selector import Selector
@@ -203,7 +211,7 @@ def test_a_writer_killed_at_any_moment_leaves_the_old_or_the_new_never_a_mix(tmp
     rng = random.Random(f"kill-{name}")
     for round_ in range(9):
         sig = signal.SIGTERM if round_ % 3 == 0 else signal.SIGKILL
-        proc = subprocess.Popen([PY, "-c", CHILD.format(writer=WRITERS[name]), str(target)], stdout=subprocess.PIPE, cwd=ROOT, text=True)
+        proc = subprocess.Popen([PY, "-c", CHILD.format(writer=_writer(name, tmp_path)), str(target)], stdout=subprocess.PIPE, cwd=ROOT, text=True)
         assert proc.stdout.readline().strip() == "ready"  # the child's own marker: the file holds a whole version now
         time.sleep(rng.uniform(0, 0.4))
         proc.send_signal(sig)
@@ -221,7 +229,7 @@ def test_a_writer_killed_at_any_moment_leaves_the_old_or_the_new_never_a_mix(tmp
 def test_two_processes_saving_one_selector_folder_never_mix_it(tmp_path):
     target = tmp_path / "sel"
     versions = _versions("selector", target, tmp_path)
-    script = CHILD.format(writer=WRITERS["selector"]).replace("v = 0\nwhile True:", "v = int(sys.argv[2])\nfor _ in range(6):")
+    script = CHILD.format(writer=_writer("selector", tmp_path)).replace("v = 0\nwhile True:", "v = int(sys.argv[2])\nfor _ in range(6):")
     procs = [subprocess.Popen([PY, "-c", script, str(target), str(v)], stdout=subprocess.DEVNULL, cwd=ROOT) for v in (0, 1)]
     deadline = time.time() + 120
     seen = set()
