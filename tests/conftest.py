@@ -75,8 +75,16 @@ SLOW_FILES = {"test_tables.py", "test_crossbuild.py", "test_llm_reasoners.py", "
               "test_lm_selector.py", "test_ladder.py"}
 
 
+#: the files whose tests take longest, run first (longest first: a long file scheduled last keeps one process busy
+#: while the others have finished); every other file keeps its place
+LONG_FIRST = ("test_notebooks_book.py", "test_ladder.py", "test_tables.py", "test_own_agent.py", "test_outputs_harness.py",
+              "test_nothing_lost.py", "test_lm_arms.py", "test_llm_reasoners.py", "test_precompute.py")
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the xdist_group marks (--dist loadgroup)
 def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FIRST)))  # stable: a file's own order is kept
     for item in items:
         if item.path.name not in SPREAD_CASES:
             item.add_marker(pytest.mark.xdist_group(item.path.stem))
