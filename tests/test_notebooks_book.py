@@ -36,8 +36,9 @@ def test_notebooks_pass_nbval_lax(tmp_path):
     parameters injected as papermill injects them (at their defaults the worked example trains 5 seeds x 100 steps
     and the environment chapter runs every subset of up to 4 tools of every benchmark).
 
-    Not the setting notebook: its defaults are the full book's protocol (every arm, 3 seeds; about 15 CPU-minutes),
-    and the small book below runs it through papermill with small parameters."""
+    Not the setting notebook: its defaults are the full book's protocol (every arm, 3 seeds, every library of a
+    headline reasoner; `benchmarks/bench_book.py` prints what each setting took in the last build), and the small book
+    below runs it through papermill with small parameters."""
     import nbformat
     from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
