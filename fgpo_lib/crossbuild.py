@@ -191,6 +191,12 @@ def corrupted_agreement(table: RewardTable, live: dict) -> int:
     return sum(abs(v - float(bad[row, s])) < 1e-6 for (row, s), v in live.items())
 
 
+def control_rule(stem: str, n: int, records: dict) -> int:
+    """The rule a negative control of ``n`` cells of the table ``stem`` is judged by: the cells' measured rate, as
+    :func:`measured_rate` gives it on another build."""
+    return agreement_rule(n, *measured_rate(records, stem, "cells"))
+
+
 def negative_control(path: Path, kind: str, cells: int, seed: int = 0, records: dict | None = None) -> dict:
     """Re-derive ``cells`` cells of the table at ``path`` with a wrong part (:func:`wrong_reasoner`) or against a
     corrupted copy of it (:func:`corrupted`), and judge them by the live test's cross-build rule: ``{"table",
@@ -206,7 +212,7 @@ def negative_control(path: Path, kind: str, cells: int, seed: int = 0, records: 
     else:
         res = rederive_cells(table, table_spec(table), wrong_reasoner(table, kind), cells, seed)
     records = load_records() if records is None else records
-    k = agreement_rule(res["checked"], *measured_rate(records, Path(path).stem, "cells"))
+    k = control_rule(Path(path).stem, res["checked"], records)
     return {"table": Path(path).stem, "control": kind, "checked": res["checked"], "agree": res["agree"], "rule_k": k, "passes": res["agree"] >= k}
 
 

@@ -34,9 +34,9 @@ from pathlib import Path
 import pytest
 
 from fgpo_lib import RewardTable
-from fgpo_lib.crossbuild import agreement_rule, build_name, corrupted_agreement, file_sha256, load_records, measured_rate, rule_for, wrong_reasoner
+from fgpo_lib.crossbuild import build_name, control_rule, corrupted_agreement, file_sha256, load_records, rule_for, wrong_reasoner
 from fgpo_lib.reasoners.llm import llama_backend
-from fgpo_lib.verify import table_reasoner, verify_extras, verify_table
+from fgpo_lib.verify import verify_extras, verify_table
 
 TABLES = sorted((Path(__file__).resolve().parents[1] / "tables").glob("*.npz"))
 RECORDS = load_records()
@@ -121,8 +121,7 @@ def test_each_reasoner_prompt_and_build_rederives_live(path):
     assert k >= n // 2, f"the cells' rule asks only {k} of {n}: a check this weak would pass a broken table"
     assert res["agree"] >= k, (build_name(table.provenance["backend"]), build_name(live), k, res["disagreements"])
     if path.stem == CONTROL:  # the negative control the cell rule is for, on these very live cells
-        k = agreement_rule(n, *measured_rate(RECORDS, CONTROL, "cells"))
-        assert corrupted_agreement(table, res["live"]) < k, "a table with 30% of its rewards flipped passes the rule"
+        assert corrupted_agreement(table, res["live"]) < control_rule(CONTROL, n, RECORDS), "a table with 30% of its rewards flipped passes the rule"
     # the extra cells (All-Tools, the selection call) of 2 questions, once per prompt template: see the module doc
     if path == extras_table(combination(table)[1]):
         k = _extras_rule(path, table)
