@@ -314,16 +314,62 @@ def test_the_pipeline_trains_every_registered_run_without_a_record(tmp_path, mon
     assert [r.name for r in runs.pending_runs()] == [r.name for r in runs.LM_RUNS[1:]]
 
 
-def _grpo_seed0_record(folder, benchmark: str, lr: float, *dev: float) -> None:
-    """A GRPO seed-0 record of ``benchmark`` at ``lr`` in ``folder`` whose curve has dev scores 0.9 at step 0 (not
-    counted: training had not begun) then ``dev``."""
+def _dev_record(folder, run, *dev: float) -> None:
+    """A record of ``run`` in ``folder`` whose curve has dev scores 0.9 at step 0 (not counted: training had not
+    begun) then ``dev``."""
     import json
 
+    curve = [{"step": 0, "dev_score": 0.9}, *({"step": 20 * (i + 1), "dev_score": d} for i, d in enumerate(dev))]
+    (folder / f"{run.name}.json").write_text(json.dumps({"config": {"lr": run.settings.get("lr")}, "curve": curve}))
+
+
+def _grpo_seed0_record(folder, benchmark: str, lr: float, *dev: float) -> None:
+    """A GRPO seed-0 record of ``benchmark`` at ``lr`` (:func:`_dev_record`)."""
     from fgpo_lib.study import lm_runs as design
 
-    run = design._grpo_run(benchmark, lr, 0)
-    curve = [{"step": 0, "dev_score": 0.9}, *({"step": 20 * (i + 1), "dev_score": d} for i, d in enumerate(dev))]
-    (folder / f"{run.name}.json").write_text(json.dumps({"config": {"lr": lr}, "curve": curve}))
+    _dev_record(folder, design._grpo_run(benchmark, lr, 0), *dev)
+
+
+def test_grpo_search_moves_its_main_point_only_where_a_point_beats_trls_defaults_on_dev(tmp_path):
+    """GeneSeq's GRPO seed 0 with TRL's defaults at its chosen rate has best dev 0.5. While a search point has no
+    record, or none beats 0.5 (a tie stays with the defaults), GRPO's main runs stay where they were; once
+    clip-higher reaches 0.6, its main runs on GeneSeq and GeneTuring move there (GeneSeq's seed 0 is the search run
+    itself), their runs before become first-design runs, and GeneRegion keeps TRL's defaults. awaiting_choice counts,
+    before any choice, the sampled arm's 5 main seeds and 2 dose points and GRPO's 3 seeds at a new point (an upper
+    bound), and, once both chose (GRPO its defaults), none."""
+    from fgpo_lib.study import lm_runs as design
+
+    def grpo(folder, role="main"):
+        return {(r.benchmark, r.seed): r for r in design.lm_runs(folder) if r.arm == "grpo" and r.role == role}
+
+    for benchmark in ("geneseq", "geneturing"):
+        _grpo_seed0_record(tmp_path, benchmark, 3e-4, 0.1, 0.4)
+        _grpo_seed0_record(tmp_path, benchmark, 1e-4, 0.5, 0.2)
+    before = grpo(tmp_path)
+    assert design.grpo_main_point(tmp_path) == {} and before[("geneseq", 1)].settings == {**design.ARM_SETTINGS["grpo"], "lr": 1e-4}
+    awaiting = design.awaiting_choice(tmp_path)
+    assert sorted((r.arm, r.benchmark, r.seed, r.role) for r in awaiting) == sorted(
+        [*(("sampled", b, s, "main") for b in ("geneseq", "geneturing") for s in (0, 1, 2) if (b, s) != ("geneseq", 0)),
+         ("sampled", "geneseq", 0, "group-size"), ("sampled", "geneseq", 0, "group-size"),
+         ("grpo", "geneseq", 1, "main"), ("grpo", "geneturing", 0, "main"), ("grpo", "geneturing", 1, "main")])
+
+    clip, drgrpo, g16 = design.grpo_search()
+    for run, best in ((clip, 0.5), (drgrpo, 0.45), (g16, 0.4)):
+        _dev_record(tmp_path, run, 0.3, best)
+    assert design.grpo_main_point(tmp_path) == {} and grpo(tmp_path) == before and not grpo(tmp_path, "first-design")
+    _dev_record(tmp_path, clip, 0.6)
+    assert design.grpo_main_point(tmp_path) == {"epsilon_high": 0.28}
+    after = grpo(tmp_path)
+    assert after[("geneseq", 0)].name == clip.name and after[("geneseq", 0)].searched
+    assert after[("geneturing", 1)].settings == {**design.ARM_SETTINGS["grpo"], "lr": 1e-4, "epsilon_high": 0.28}
+    assert after[("generegion", 1)] == before[("generegion", 1)]
+    assert {r.name for r in grpo(tmp_path, "first-design").values()} == {r.name for k, r in before.items() if k[0] != "generegion"}
+    assert {r.name for r in design.lm_runs(tmp_path)} >= {r.name for r in before.values()}  # every run before stays listed
+
+    for run in design.sampled_search():
+        _dev_record(tmp_path, run, 0.3)
+    _dev_record(tmp_path, clip, 0.5)
+    assert design.awaiting_choice(tmp_path) == []
 
 
 def test_grpo_seed_0_chooses_the_rate_its_later_seeds_run_at(tmp_path, monkeypatch, capsys):

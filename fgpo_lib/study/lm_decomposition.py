@@ -189,7 +189,11 @@ def seed_frame(main: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-BENCHMARK_TITLES = {"geneseq": "GeneSeq", "geneturing": "GeneTuring", "generegion": "GeneRegion"}
+def benchmark_title(name: str) -> str:
+    """A benchmark's title in the chapter's sentences: the registry's, without its parenthesis ("GeneRegion")."""
+    from ..genomics.benchmarks import BENCHMARKS
+
+    return BENCHMARKS[name].title.split(" (")[0] if name in BENCHMARKS else name
 
 
 def _span(row) -> str:
@@ -201,13 +205,12 @@ def answer_sentence(frame: pd.DataFrame) -> str:
     Sampled) per benchmark, then what TRL's GRPO adds (Sampled - GRPO), each with its interval, or what is pending."""
     if not len(frame):
         return "pending: no main run has a record yet"
-    title = lambda b: BENCHMARK_TITLES.get(b, b)  # noqa: E731
     parts = []
     for (a, b, _), lead in zip(STEPS, ("the exact estimator alone (FGPO minus the same policy trained with GRPO's sampled estimator) is worth",
                                        "TRL's GRPO (free generation, its loss, reward and warm start) then moves the sampled arm by")):
         rows = frame[frame.comparison == f"{ARM_LABELS[a]} - {ARM_LABELS[b]}"]
         if len(rows):
-            parts.append(f"{lead} " + ", ".join(f"{_span(r)} points on {title(r['benchmark'])}" for _, r in rows.iterrows()))
+            parts.append(f"{lead} " + ", ".join(f"{_span(r)} points on {benchmark_title(r['benchmark'])}" for _, r in rows.iterrows()))
         else:
             parts.append(f"{lead} (pending: the {ARM_LABELS[a]} and {ARM_LABELS[b]} runs of one benchmark)")
     return "; ".join(parts) + " (95% intervals over seeds and questions)"

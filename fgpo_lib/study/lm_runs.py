@@ -10,9 +10,11 @@ a CPU budget):
 * **GeneTuring, GeneSeq and GeneRegion**; GeneHop's 100 questions leave 56 to train on, too few for a language
   model, so it is left out.
 * **The main table** (role ``main``): FGPO with :data:`RECIPE`, the routing search's point with the best dev score;
-  SFT with the first design's settings; GRPO at two rates (:data:`GRPO_LRS`) on seed 0, the better on seed 0's dev
-  its main row and the only rate of its later seeds (:func:`chosen_grpo_rate`); each arm's seeds and measured cost
-  rate are its row's in the arm registry (:data:`~fgpo_lib.lm_policy.arms.LM_ARMS`), :func:`cost_cpu_hours` the runs'.
+  the sampled arm at its search's dev-chosen point, on :data:`FIRST_BENCHMARKS`; SFT at :func:`sft_main_point`; TRL's
+  GRPO at two rates (:data:`GRPO_LRS`) on seed 0, the better on seed 0's dev the only rate of its later seeds
+  (:func:`chosen_grpo_rate`), and at its search's point where one beats it on dev (:func:`grpo_main_point`); each
+  arm's seeds and measured cost rate are its row's in the arm registry (:data:`~fgpo_lib.lm_policy.arms.LM_ARMS`),
+  :func:`cost_cpu_hours` the runs'; :func:`awaiting_choice` the runs a search's choice will add.
 * **The tie-break point** (role ``tie-break``, :data:`TIE_BREAK_POINT`): the recipe with dev ties broken by the exact
   expected dev reward, on every benchmark's FGPO seeds (GeneTuring's first, where the first of the tied checkpoints
   picks two subsets on seeds 1 and 2).
@@ -34,7 +36,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..lm_policy.arms import LM_ARMS
@@ -238,12 +240,13 @@ GRPO_SEARCH_POINTS: tuple[dict, ...] = ({"epsilon_high": 0.28}, {"loss_type": "d
 WARM_START_POINT = ARM_WARMUP["grpo"]
 
 
-def chosen_point(runs: "tuple[LMRun, ...]", folder: Path = LM_RECORDS) -> "LMRun | None":
+def chosen_point(runs: "tuple[LMRun, ...]", folder: Path = LM_RECORDS, planned: bool = False) -> "LMRun | None":
     """Of ``runs`` (seed 0 search points of one arm), the one with the best dev score after training began
-    (:func:`best_dev_score`, its own selection decoding); a tie goes to the earlier. None while one has no record."""
+    (:func:`best_dev_score`, its own selection decoding); a tie goes to the earlier. None while one has no record,
+    or, with ``planned``, the last run: a placeholder for the plan's size (:func:`awaiting_choice`)."""
     paths = [Path(folder) / f"{run.name}.json" for run in runs]
     if not all(path.exists() for path in paths):
-        return None
+        return runs[-1] if planned else None
     scores = [best_dev_score(json.loads(path.read_text())) for path in paths]
     return runs[max(range(len(runs)), key=lambda i: (scores[i], -i))]
 
@@ -258,19 +261,23 @@ def grpo_search() -> tuple[LMRun, ...]:
     return tuple(_arm_run(SEARCH_BENCHMARK, "grpo", {"lr": GRPO_LR_POINT, **point}, role="search") for point in GRPO_SEARCH_POINTS)
 
 
-def sampled_runs(folder: Path = LM_RECORDS) -> tuple[LMRun, ...]:
+def sampled_runs(folder: Path = LM_RECORDS, planned: bool = False) -> tuple[LMRun, ...]:
     """The sampled arm's search and, once the search has chosen its point, the dose-response on the proxy (its main
-    seeds at that point are :func:`_main_runs`')."""
+    seeds at that point are :func:`_main_runs`'); ``planned``: :func:`chosen_point`'s."""
     search = sampled_search()
-    chosen = chosen_point(search, folder)
+    chosen = chosen_point(search, folder, planned)
     if chosen is None:
         return search
     return (*search, *(LMRun(SEARCH_BENCHMARK, "sampled", {**chosen.settings, "group_size": g}, role="group-size") for g in SAMPLED_GROUP_SIZES))
 
 
-#: the benchmarks of an arm's main-table runs, where not all of :data:`LM_BENCHMARKS` (the sampled arm: GeneSeq and
-#: GeneTuring first, GeneRegion if the budget allows)
-MAIN_BENCHMARKS = {"sampled": ("geneseq", "geneturing")}
+#: the benchmarks where the estimator's comparison runs first (the issue's order: GeneRegion if the budget allows). The
+#: plan on these two already takes the CPU budget at the arms' measured rates (the chapter's "Where the runs stand"
+#: gives its CPU-hours), so GeneRegion waits: the sampled arm has no runs there, and TRL GRPO's main runs there stay at
+#: TRL's defaults whatever its search chooses
+FIRST_BENCHMARKS = ("geneseq", "geneturing")
+#: the benchmarks of an arm's main-table runs, where not all of :data:`LM_BENCHMARKS`
+MAIN_BENCHMARKS = {"sampled": FIRST_BENCHMARKS}
 #: the SFT point of the first design, the SFT arm's main point until the search's point won on dev
 SFT_FIRST_DESIGN: dict = {}
 
@@ -286,62 +293,94 @@ def sft_main_point(folder: Path = LM_RECORDS) -> dict:
     return SEARCH_SFT.settings if search > design else SFT_FIRST_DESIGN
 
 
-def main_point(arm: str, folder: Path = LM_RECORDS) -> dict | None:
+def grpo_main_point(folder: Path = LM_RECORDS, planned: bool = False) -> dict:
+    """TRL GRPO's main-table settings beyond its rate: the point of its search (:data:`GRPO_SEARCH_POINTS`) whose
+    seed-0 run on the proxy has the best dev score, where it beats GRPO's seed 0 with TRL's defaults at the proxy's
+    chosen rate (:func:`chosen_grpo_rate`; a tie goes to TRL's defaults, the runs made first); {} (TRL's defaults)
+    while one of them has no record. ``planned``: :func:`chosen_point`'s (its placeholder is a search point)."""
+    rate = chosen_grpo_rate(SEARCH_BENCHMARK, folder)
+    if rate is None:
+        return {}
+    base, search = _grpo_run(SEARCH_BENCHMARK, rate, 0), grpo_search()
+    chosen = chosen_point((base, *search), folder, planned)
+    return {} if chosen is None or chosen == base else GRPO_SEARCH_POINTS[search.index(chosen)]
+
+
+def main_point(arm: str, folder: Path = LM_RECORDS, planned: bool = False) -> dict | None:
     """The settings of ``arm``'s main-table runs beyond its registry row's: FGPO's :data:`RECIPE`, the sampled arm's
-    dev-chosen search point (None until its search has chosen), SFT's :func:`sft_main_point`; an arm with no design
-    of its own (a new one) runs at its row's settings. GRPO's rate is chosen per benchmark (:func:`chosen_grpo_rate`)."""
+    dev-chosen search point (None until its search has chosen), SFT's :func:`sft_main_point`, TRL GRPO's
+    :func:`grpo_main_point` (its rate is chosen per benchmark, :func:`chosen_grpo_rate`); an arm with no design of
+    its own (a new one) runs at its row's settings. ``planned``: :func:`chosen_point`'s."""
     if arm == "fgpo":
         return RECIPE
     if arm == "sampled":
-        chosen = chosen_point(sampled_search(), folder)
+        chosen = chosen_point(sampled_search(), folder, planned)
         return None if chosen is None else chosen.settings
     if arm == "sft":
         return sft_main_point(folder)
+    if arm == "grpo":
+        return grpo_main_point(folder, planned)
     return {}
 
 
-def _main_runs(benchmark: str, folder: Path) -> tuple[LMRun, ...]:
+def _grpo_rate_runs(benchmark: str, folder: Path) -> list[LMRun]:
+    """TRL GRPO's runs on ``benchmark`` with TRL's defaults: seed 0 at each rate of :data:`GRPO_LRS`, the later
+    seeds at :func:`chosen_grpo_rate` (at every rate while seed 0 has not chosen: the pipeline skips the loser's
+    once it has)."""
+    chosen, seeds = chosen_grpo_rate(benchmark, folder), LM_ARMS["grpo"].seeds
+    return [_grpo_run(benchmark, lr, s) for s in seeds for lr in (GRPO_LRS if s == seeds[0] or chosen is None else (chosen,))]
+
+
+def _main_runs(benchmark: str, folder: Path, planned: bool = False) -> tuple[LMRun, ...]:
     """The main table's runs on ``benchmark``: every arm of the registry at :func:`main_point` and its seeds, on its
-    :data:`MAIN_BENCHMARKS`; GRPO's seed 0 at each rate of :data:`GRPO_LRS` and its later seeds at
-    :func:`chosen_grpo_rate` (at every rate while seed 0 has not chosen: the pipeline skips the loser's once it has).
-    The search's benchmark's seed-0 run of a point chosen by a search is that search point (``in_search``)."""
+    :data:`MAIN_BENCHMARKS`. TRL GRPO's are :func:`_grpo_rate_runs` until its search chooses another point, then, on
+    :data:`FIRST_BENCHMARKS`, its seeds at that point and the benchmark's chosen rate. The search's benchmark's seed-0 run of a point chosen by a
+    search is that search point (``in_search``)."""
     out = []
     for arm, row in LM_ARMS.items():
         if benchmark not in MAIN_BENCHMARKS.get(arm, LM_BENCHMARKS):
             continue
+        point, rate = main_point(arm, folder, planned), None
         if arm == "grpo":
-            chosen = chosen_grpo_rate(benchmark, folder)
-            out += [_grpo_run(benchmark, lr, s) for s in row.seeds for lr in (GRPO_LRS if s == row.seeds[0] or chosen is None else (chosen,))]
-            continue
-        point = main_point(arm, folder)
+            rate = chosen_grpo_rate(benchmark, folder)
+            if not point or rate is None or benchmark not in FIRST_BENCHMARKS:
+                out += _grpo_rate_runs(benchmark, folder)
+                continue
         if point is None:
             continue
-        out += [LMRun(benchmark, arm, {**row.run_settings, **point}, format_warmup=row.warmup, seed=s,
-                      in_search=(benchmark, s) == (SEARCH_BENCHMARK, 0) and bool(point)) for s in row.seeds]
+        settings = {**row.run_settings, **({"lr": rate} if rate not in (None, LR) else {}), **point}
+        out += [LMRun(benchmark, arm, settings, format_warmup=row.warmup, seed=s, in_search=(benchmark, s) == (SEARCH_BENCHMARK, 0) and bool(point))
+                for s in row.seeds]
     return tuple(out)
 
 
-def lm_runs(folder: Path = LM_RECORDS) -> tuple[LMRun, ...]:
+def lm_runs(folder: Path = LM_RECORDS, planned: bool = False) -> tuple[LMRun, ...]:
     """Every run, in the order the pipeline trains them: the routing search, the sampled arm's runs, TRL GRPO's
-    search, the main table's runs on every benchmark (seed 0 first), the warm-start run, then the first design's runs
+    search, the main table's runs (:data:`FIRST_BENCHMARKS` first, then seed 0 first), the warm-start run, SFT's main
+    runs (the issue's order of spending: SFT last), then the first design's runs
     (FGPO's main runs before the search, its rate grid and ablations, SFT's first point where the search's replaced
     it). GRPO's later seeds depend on its seed-0 records in ``folder`` (:func:`chosen_grpo_rate`), the sampled arm's
-    and SFT's main points on their searches'. A search point that is also a main run is listed once, as the main run."""
-    main = sorted((r for b in LM_BENCHMARKS for r in _main_runs(b, folder)), key=lambda r: (r.seed, r.arm != "fgpo"))
+    and SFT's main points on their searches' (``planned``: :func:`chosen_point`'s). A search point that is also a main
+    run is listed once, as the main run; where a search moved an arm's main point, its runs before keep their records
+    as ``first-design`` runs."""
+    main = sorted((r for b in LM_BENCHMARKS for r in _main_runs(b, folder, planned)), key=lambda r: (r.benchmark not in FIRST_BENCHMARKS, r.seed, r.arm != "fgpo"))
+    grpo_first = [] if not grpo_main_point(folder, planned) else [replace(r, role="first-design") for b in FIRST_BENCHMARKS for r in _grpo_rate_runs(b, folder)]
     sft_first = [] if sft_main_point(folder) == SFT_FIRST_DESIGN else [_arm_run(b, "sft", SFT_FIRST_DESIGN, role="first-design", seed=s)
                                                                         for b in LM_BENCHMARKS for s in LM_ARMS["sft"].seeds]
     runs = (
         *(LMRun(SEARCH_BENCHMARK, "fgpo", point, role="search") for point in SEARCH_POINTS),
         SEARCH_SFT,
         LMRun(SEARCH_BENCHMARK, "fgpo", {**SEARCH_BASE, "epochs": 2.0}, role="search", init_from=SEARCH_SFT),
-        *sampled_runs(folder),
+        *sampled_runs(folder, planned),
         *grpo_search(),
-        *main,
+        *(r for r in main if r.arm != "sft"),
         LMRun(SEARCH_BENCHMARK, "fgpo", RECIPE, format_warmup=WARM_START_POINT, role="warm-start"),
+        *(r for r in main if r.arm == "sft"),
         *(LMRun(b, "fgpo", TIE_BREAK_POINT, role="tie-break", seed=s) for b, seeds in TIE_BREAK_SEEDS.items() for s in seeds),
         *(LMRun("geneturing", "fgpo", TIE_BREAK_POINT, role="confirmation", seed=s) for s in CONFIRMATION_SEEDS),
         *(LMRun(b, "fgpo", role="first-design") for b in LM_BENCHMARKS),
         *sft_first,
+        *grpo_first,
         LMRun("geneturing", "fgpo", {"lr": GRPO_LR_POINT}, role="lr-grid"),
         LMRun("geneturing", "fgpo", {"length_norm": False}, role="length-norm"),
     )
@@ -361,6 +400,15 @@ def cost_cpu_hours(runs: "tuple[LMRun, ...] | list[LMRun]") -> float:
     later = lambda r: r.arm == "grpo" and r.role == "main" and r.seed != LM_ARMS["grpo"].seeds[0]  # noqa: E731
     once = {(r.benchmark, r.seed): r for r in runs if later(r)}
     return float(sum(LM_ARMS[r.arm].cpu_hours for r in [*(r for r in runs if not later(r)), *once.values()]))
+
+
+def awaiting_choice(folder: Path = LM_RECORDS) -> list[LMRun]:
+    """The runs the plan adds once every search that has not chosen its point chooses (the sampled arm's main seeds
+    and dose-response, TRL GRPO's seeds at a new point), counted with :func:`chosen_point`'s placeholder: a sampled
+    point adds as many runs whichever it is, and TRL GRPO's count is an upper bound (its defaults winning adds none).
+    Their names are placeholders; ``[]`` once every search has chosen."""
+    now = {run.name for run in lm_runs(folder)}
+    return [run for run in lm_runs(folder, planned=True) if run.name not in now and not (Path(folder) / f"{run.name}.json").exists()]
 
 
 def pending_runs() -> list[LMRun]:
