@@ -56,7 +56,7 @@ LM_ARMS: dict[str, LMArm] = {
     "fgpo": LMArm("fgpo_lib.lm_policy.fgpo_arm", "LMFGPOConfig", "train_fgpo", "FGPO",
                   "the exact expected reward over every candidate subset (or TPO's exact target)", cpu_hours=1.9),
     "sampled": LMArm("fgpo_lib.lm_policy.sampled_arm", "LMSampledConfig", "train_sampled", "Sampled",
-                     "FGPO's arm with GRPO's sampled estimator: G draws from q per question, group-normalised advantage", cpu_hours=1.9),
+                     "FGPO's arm with GRPO's sampled estimator: G draws from q per question, group-normalised advantage", cpu_hours=3.1),
     # GRPO gets 1x FGPO's table cells in sampled completions, not the paper's 2.4x (the chapter's cost section gives
     # what 2.4x would take, from the runs' measured seconds); its dev evaluations (both decodings) come every 20 steps.
     # It samples its completions, so it needs a policy that writes the format at temperature 1: after one warm-start
