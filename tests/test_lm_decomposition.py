@@ -92,3 +92,26 @@ def test_every_arms_tuning_is_read_from_its_records():
     cost = cost_frame(records).set_index("run")["CPU-hours"]
     name = LMRun("geneseq", "fgpo", RECIPE, seed=0).name
     assert main["CPU-hours"].iloc[0] == pytest.approx(cost[name])
+
+
+def test_the_estimator_at_one_point_pairs_each_sampled_run_with_its_fgpo_twin_by_hand():
+    """same_point_frame on hand-made records: the recipe's sampled runs (group-normalised, and unscaled) pair with
+    FGPO's recipe run of the same seed, a sampled seed without an FGPO twin and an FGPO run at another point pair with
+    nothing; FGPO - Sampled and McNemar's p are the hand values, and the answer sentence says them while the main
+    seeds are pending."""
+    main, n, half = _main()
+    base_split = main["f0"][1]["splits"]
+    dev = lambda d: [{"step": 0, "dev_score": 0.9}, {"step": 10, "dev_score": d}]  # noqa: E731
+    records = {"f0": (main["f0"][0], {**main["f0"][1], "curve": dev(0.5)}),
+               "f-other": (LMRun("geneseq", "fgpo", {**RECIPE, "lr": 1e-4}, seed=0), {**main["f0"][1], "curve": dev(0.1)})}
+    for name, settings, seed in (("s-group", RECIPE, 0), ("s-none", {**RECIPE, "scale_rewards": "none"}, 0), ("s-alone", RECIPE, 4)):
+        rec = {**main["s0"][1], "splits": base_split, "curve": dev(0.25)}
+        records[name] = (LMRun("geneseq", "sampled", settings, seed=seed), rec)
+    frame = dec.same_point_frame(records)
+    assert sorted(frame["sampled run"]) == ["β 0.3, lr 3e-4, advantage scaling none, seed 0", "β 0.3, lr 3e-4, seed 0"]
+    row = frame.set_index("sampled run").loc["β 0.3, lr 3e-4, seed 0"]
+    assert (row["FGPO"], row["Sampled"], row["FGPO dev"], row["Sampled dev"]) == pytest.approx((100.0, 100 * half.mean(), 50.0, 25.0))
+    assert row["diff"] == pytest.approx(600 / n) and row["lo"] <= row["diff"] <= row["hi"]
+    assert row["McNemar p"] == pytest.approx(2 * 0.5**6)  # FGPO right, the sampled arm wrong on 6 questions, no other discordant pair
+    sentence = dec.answer_sentence(dec.decomposition_frame({"f0": main["f0"]}), frame)
+    assert f"so far, at the 2 points both arms trained with one seed, it is {600 / n:+.1f} [" in sentence

@@ -200,11 +200,58 @@ def _span(row) -> str:
     return f"{row['diff']:+.1f} [{row['lo']:+.1f}, {row['hi']:+.1f}]"
 
 
-def answer_sentence(frame: pd.DataFrame) -> str:
+def estimator_keys() -> set[str]:
+    """The sampled arm's settings that FGPO's arm has not (its estimator's: G, the advantage's scaling)."""
+    from dataclasses import fields
+
+    from ..lm_policy.fgpo_arm import LMFGPOConfig
+    from ..lm_policy.sampled_arm import LMSampledConfig
+
+    return {f.name for f in fields(LMSampledConfig)} - {f.name for f in fields(LMFGPOConfig)}
+
+
+def same_point_frame(records: dict) -> pd.DataFrame:
+    """Every sampled run that has an FGPO twin, a run of any role with the same benchmark, seed, warm start and
+    settings but for the estimator's (:func:`estimator_keys`): the estimator alone at one point and one seed, before
+    the main seeds. Per pair: the sampled run (:func:`run_label`), both arms' best dev and test scores (points,
+    candidate scoring), and FGPO - Sampled with its 95% bootstrap interval over questions and McNemar's exact p on
+    full-credit answers. ``records``: ``{name: (run, record)}`` (:func:`~fgpo_lib.study.lm_report.load_records`)."""
+    from .lm_runs import best_dev_score
+
+    own = estimator_keys()
+    fgpo = {(r.benchmark, r.seed, r.format_warmup, tuple(sorted(r.settings.items()))): (r, rec)
+            for r, rec in records.values() if r.arm == "fgpo" and r.init_from is None}
+    rows = []
+    for run, rec in sorted(records.values(), key=lambda x: x[0].name):
+        if run.arm != "sampled":
+            continue
+        key = (run.benchmark, run.seed, run.format_warmup, tuple(sorted((k, v) for k, v in run.settings.items() if k not in own)))
+        if key not in fgpo:
+            continue
+        twin = fgpo[key][1]
+        if twin["test"]["question_ids"] != rec["test"]["question_ids"]:
+            raise ValueError(f"{run.name}: its test questions differ from its FGPO twin's")
+        a, b = (np.asarray(r["test"]["scoring"]["scores"], np.float64) for r in (twin, rec))
+        rows.append({"benchmark": run.benchmark, "sampled run": run_label(run), "FGPO dev": 100 * best_dev_score(twin), "Sampled dev": 100 * best_dev_score(rec),
+                     "FGPO": 100 * a.mean(), "Sampled": 100 * b.mean(), **_interval(a[None, :], b[None, :]), "McNemar p": mcnemar(a == 1, b == 1)["p"]})
+    return pd.DataFrame(rows, columns=["benchmark", "sampled run", "FGPO dev", "Sampled dev", "FGPO", "Sampled", "diff", "lo", "hi", "McNemar p"])
+
+
+def _so_far(same_point: pd.DataFrame) -> str:
+    """What :func:`same_point_frame` says while the main seeds are pending, as a clause."""
+    if not len(same_point):
+        return ""
+    spans = ", ".join(f"{_span(r)} ({r['sampled run']} on {benchmark_title(r['benchmark'])})" for _, r in same_point.iterrows())
+    return f"; so far, at the {len(same_point)} points both arms trained with one seed, it is {spans}"
+
+
+def answer_sentence(frame: pd.DataFrame, same_point: pd.DataFrame | None = None) -> str:
     """The chapter's answer in one sentence, from a :func:`decomposition_frame`: the estimator's share (FGPO -
-    Sampled) per benchmark, then what TRL's GRPO adds (Sampled - GRPO), each with its interval, or what is pending."""
+    Sampled) per benchmark, then what TRL's GRPO adds (Sampled - GRPO), each with its interval, or what is pending;
+    while FGPO - Sampled is pending, what ``same_point`` (:func:`same_point_frame`) says so far."""
+    so_far = _so_far(same_point if same_point is not None else pd.DataFrame())
     if not len(frame):
-        return "pending: no main run has a record yet"
+        return "pending: no main run has a record yet" + so_far
     parts = []
     for (a, b, _), lead in zip(STEPS, ("the exact estimator alone (FGPO minus the same policy trained with GRPO's sampled estimator) is worth",
                                        "TRL's GRPO (free generation, its loss, reward and warm start) then moves the sampled arm by")):
@@ -212,7 +259,7 @@ def answer_sentence(frame: pd.DataFrame) -> str:
         if len(rows):
             parts.append(f"{lead} " + ", ".join(f"{_span(r)} points on {benchmark_title(r['benchmark'])}" for _, r in rows.iterrows()))
         else:
-            parts.append(f"{lead} (pending: the {ARM_LABELS[a]} and {ARM_LABELS[b]} runs of one benchmark)")
+            parts.append(f"{lead} (pending: the {ARM_LABELS[a]} and {ARM_LABELS[b]} runs of one benchmark{so_far if a == 'fgpo' else ''})")
     return "; ".join(parts) + " (95% intervals over seeds and questions)"
 
 
