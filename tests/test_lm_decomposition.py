@@ -115,3 +115,14 @@ def test_the_estimator_at_one_point_pairs_each_sampled_run_with_its_fgpo_twin_by
     assert row["McNemar p"] == pytest.approx(2 * 0.5**6)  # FGPO right, the sampled arm wrong on 6 questions, no other discordant pair
     sentence = dec.answer_sentence(dec.decomposition_frame({"f0": main["f0"]}), frame)
     assert f"so far, at the 2 points both arms trained with one seed, it is {600 / n:+.1f} [" in sentence
+
+
+def test_tables_name_a_run_by_what_differs_and_where_the_table_does_not_say_its_benchmark_and_arm():
+    import pandas as pd
+
+    run = LMRun("geneseq", "sampled", {**RECIPE, "group_size": 16}, seed=1)
+    runs = {run.name: run}
+    both = dec.label_runs(pd.DataFrame({"run": [run.name, "a note"], "benchmark": ["geneseq", ""], "arm": ["Sampled", ""]}), runs)
+    assert list(both.run) == ["β 0.3, G 16, lr 3e-4, seed 1", "a note"]
+    bare = dec.label_runs(pd.DataFrame({"point": [run.name], "score": [1.0]}), runs)
+    assert list(bare.point) == ["GeneSeq, Sampled: β 0.3, G 16, lr 3e-4, seed 1"] and list(bare.score) == [1.0]

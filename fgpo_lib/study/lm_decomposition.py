@@ -170,6 +170,19 @@ def run_label(run) -> str:
     return ", ".join([*parts, f"seed {run.seed}"])
 
 
+def label_runs(df: pd.DataFrame, runs: dict, columns: tuple[str, ...] = ("run", "point")) -> pd.DataFrame:
+    """``df`` with every run's record name in ``columns`` replaced by :func:`run_label`, prefixed by the run's
+    benchmark and arm where ``df`` has no column for them; other values are kept. ``runs``: ``{record name: LMRun}``."""
+    def label(value):
+        run = runs.get(value)
+        if run is None:
+            return value
+        prefix = [text for text, column in ((benchmark_title(run.benchmark), "benchmark"), (ARM_LABELS[run.arm], "arm")) if column not in df]
+        return f"{', '.join(prefix)}: {run_label(run)}" if prefix else run_label(run)
+
+    return df.assign(**{c: df[c].map(label) for c in columns if c in df})
+
+
 def seed_frame(main: dict) -> pd.DataFrame:
     """Per benchmark, arm and seed: the run (:func:`run_label`), its test score (points, own decoding), the distinct
     subsets it picks and the share of its most-picked one, and its score minus the best fixed subset's with the 95%

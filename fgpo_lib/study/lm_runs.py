@@ -145,6 +145,11 @@ SEARCH_BASE = {"batch_questions": 4, "lr": 1e-4, "warmup_ratio": 0.05, "dev_meas
 #: chapter's search table reads): at a third of the rate, the expected reward's q sharpened onto one subset for every
 #: dev question, and TPO's target found one to three; neither is registered as a run to finish
 STOPPED_POINTS: tuple[dict, ...] = (SEARCH_BASE, {**SEARCH_BASE, "objective": "tpo"})
+
+
+def stopped_runs() -> tuple[LMRun, ...]:
+    """The search's stopped points as runs (their curves, not records, are in ``STOPPED_DIR``, under these names)."""
+    return tuple(LMRun(SEARCH_BENCHMARK, "fgpo", point, role="search") for point in STOPPED_POINTS)
 #: SFT with the search's schedule, and FGPO started from its adapter: SFT's per-question target sets up routing that
 #: the exact expected reward then refines (a warm start from the SFT arm's adapter, one of the issue's candidates)
 SEARCH_SFT = LMRun(SEARCH_BENCHMARK, "sft", {"batch_questions": 4, "lr": 3e-4, "warmup_ratio": 0.05, "dev_measures": "scoring"}, role="search")
