@@ -114,7 +114,8 @@ def test_the_estimator_at_one_point_pairs_each_sampled_run_with_its_fgpo_twin_by
     assert row["diff"] == pytest.approx(600 / n) and row["lo"] <= row["diff"] <= row["hi"]
     assert row["McNemar p"] == pytest.approx(2 * 0.5**6)  # FGPO right, the sampled arm wrong on 6 questions, no other discordant pair
     sentence = dec.answer_sentence(dec.decomposition_frame({"f0": main["f0"]}), frame)
-    assert f"so far, at the 2 points both arms trained with one seed, it is {600 / n:+.1f} [" in sentence
+    assert f"so far, one seed at 2 points on GeneSeq: {600 / n:+.1f} to {600 / n:+.1f} points, 2 of 2 intervals above 0)" in sentence
+    assert f"one seed at one point on GeneSeq: {600 / n:+.1f} [" in dec.answer_sentence(dec.decomposition_frame({"f0": main["f0"]}), frame.iloc[:1])
 
 
 def test_tables_name_a_run_by_what_differs_and_where_the_table_does_not_say_its_benchmark_and_arm():

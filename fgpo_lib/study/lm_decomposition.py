@@ -251,11 +251,16 @@ def same_point_frame(records: dict) -> pd.DataFrame:
 
 
 def _so_far(same_point: pd.DataFrame) -> str:
-    """What :func:`same_point_frame` says while the main seeds are pending, as a clause."""
+    """What :func:`same_point_frame` says while the main seeds are pending, as a short clause (the page's lead has
+    a word budget): the range of FGPO - Sampled and how many of its intervals exclude 0."""
     if not len(same_point):
         return ""
-    spans = ", ".join(f"{_span(r)} ({r['sampled run']} on {benchmark_title(r['benchmark'])})" for _, r in same_point.iterrows())
-    return f"; so far, at the {len(same_point)} points both arms trained with one seed, it is {spans}"
+    n, where = len(same_point), " and ".join(map(benchmark_title, dict.fromkeys(same_point.benchmark)))
+    if n == 1:
+        return f"; so far, one seed at one point on {where}: {_span(same_point.iloc[0])}"
+    above, below = int((same_point.lo > 0).sum()), int((same_point.hi < 0).sum())
+    sides = ", ".join(f"{k} of {n} intervals {side} 0" for k, side in ((above, "above"), (below, "below")) if k)
+    return f"; so far, one seed at {n} points on {where}: {same_point['diff'].min():+.1f} to {same_point['diff'].max():+.1f} points" + (f", {sides}" if sides else ", every interval across 0")
 
 
 def answer_sentence(frame: pd.DataFrame, same_point: pd.DataFrame | None = None) -> str:
