@@ -127,3 +127,19 @@ def test_tables_name_a_run_by_what_differs_and_where_the_table_does_not_say_its_
     assert list(both.run) == ["β 0.3, G 16, lr 3e-4, seed 1", "a note"]
     bare = dec.label_runs(pd.DataFrame({"point": [run.name], "score": [1.0]}), runs)
     assert list(bare.point) == ["GeneSeq, Sampled: β 0.3, G 16, lr 3e-4, seed 1"] and list(bare.score) == [1.0]
+
+
+def test_the_tuning_table_says_whether_training_moved_a_run_above_its_warm_start_by_hand():
+    """A GRPO point whose dev never beats its warm start's (0.45, then 0.45 and 0.40) is not above it; a sampled
+    point that goes from 0.0 to 0.30 is; a tie with the warm start is not."""
+    def rec(curve, decoding):
+        return {"curve": [{"step": s, "dev_score": d} for s, d in curve], "format_warmup": {"seconds": 0.0}, "train_seconds": 3600.0,
+                "backbone": {"torch_threads": 1}, "selected_step": curve[1][0], "test": {decoding: {"scores": [1.0, 0.0]}}}
+
+    grpo = LMRun("geneseq", "grpo", {"budget": 1.0, "eval_every": 20, "epsilon_high": 0.28, "lr": 1e-4}, format_warmup=3.0, role="search")
+    sampled = LMRun("geneseq", "sampled", RECIPE, role="search")
+    records = {"g": (grpo, rec([(0, 0.45), (20, 0.45), (40, 0.40)], "generation")), "s": (sampled, rec([(0, 0.0), (10, 0.3)], "scoring"))}
+    frame = dec.searches_frame(records, chosen=set()).set_index("arm")
+    assert (frame.loc["GRPO (TRL)", "warm-start dev"], frame.loc["GRPO (TRL)", "best dev"], frame.loc["GRPO (TRL)", "above warm start"]) == (45.0, 45.0, False)
+    assert (frame.loc["Sampled", "warm-start dev"], frame.loc["Sampled", "best dev"], frame.loc["Sampled", "above warm start"]) == (0.0, 30.0, True)
+    assert frame.loc["Sampled", "CPU-hours"] == pytest.approx(1.0)

@@ -284,12 +284,13 @@ def answer_sentence(frame: pd.DataFrame, same_point: pd.DataFrame | None = None)
 def searches_frame(records: dict, chosen: set[str] | None = None) -> pd.DataFrame:
     """Every arm's tuning on the search's benchmark, side by side: one row per seed-0 point (the search runs, and the
     main and first-design runs that were points of a choice: GRPO's rates, SFT's first design), with the run
-    (:func:`run_label`), its best dev score after training began (its own decoding; points), the update dev
+    (:func:`run_label`), its dev score at its warm start and its best after training began (its own decoding;
+    points) and whether the best is above the warm start's (does training move it at all?), the update dev
     selection kept, its test score (own decoding), its CPU-hours (warm start and training, wall seconds x threads)
     and whether it is the arm's point in the main table (``chosen``: run names; default, those of
     :func:`~fgpo_lib.study.lm_report.main_records`, GRPO at its chosen rate)."""
     from .lm_report import main_records
-    from .lm_runs import SEARCH_BENCHMARK, best_dev_score
+    from .lm_runs import SEARCH_BENCHMARK, best_dev_score, warm_start_dev_score
 
     chosen = set(main_records(records)) if chosen is None else chosen
 
@@ -300,7 +301,8 @@ def searches_frame(records: dict, chosen: set[str] | None = None) -> pd.DataFram
         warm = rec.get("format_warmup") or {}
         cpu = (warm.get("seconds", 0.0) + rec["train_seconds"]) * rec["backbone"].get("torch_threads", 1) / 3600
         is_main = name in chosen
-        rows.append({"arm": ARM_LABELS[run.arm], "run": run_label(run), "role": run.role, "best dev": 100 * best_dev_score(rec), "at update": rec["selected_step"],
+        best, warm_dev = 100 * best_dev_score(rec), 100 * warm_start_dev_score(rec)
+        rows.append({"arm": ARM_LABELS[run.arm], "run": run_label(run), "role": run.role, "warm-start dev": warm_dev, "best dev": best, "above warm start": bool(best > warm_dev), "at update": rec["selected_step"],
                      "test": 100 * float(np.mean(rec["test"][own_decoding(run.arm)]["scores"])), "CPU-hours": cpu, "main point": is_main})
     order = {label: i for i, label in enumerate(ARM_LABELS.values())}
     return pd.DataFrame(rows).sort_values(["arm", "best dev"], key=lambda c: c.map(order) if c.name == "arm" else -c, ignore_index=True) if rows else pd.DataFrame(rows)

@@ -209,6 +209,11 @@ def best_dev_score(record: dict) -> float:
     return max((p["dev_score"] for p in record["curve"] if p["step"] > 0), default=float("-inf"))
 
 
+def warm_start_dev_score(record: dict) -> float:
+    """A run's dev score before training (its curve's step 0: the warm start, on its selection decoding); NaN if not measured."""
+    return next((p["dev_score"] for p in record["curve"] if p["step"] == 0), float("nan"))
+
+
 def better_grpo_rate(best_dev: dict[float, float]) -> float:
     """Of ``{rate: seed 0's best dev score}``, the rate with the higher score; a tie goes to the rate earlier in
     :data:`GRPO_LRS` (the first design's rate first)."""
