@@ -150,6 +150,8 @@ STOPPED_POINTS: tuple[dict, ...] = (SEARCH_BASE, {**SEARCH_BASE, "objective": "t
 def stopped_runs() -> tuple[LMRun, ...]:
     """The search's stopped points as runs (their curves, not records, are in ``STOPPED_DIR``, under these names)."""
     return tuple(LMRun(SEARCH_BENCHMARK, "fgpo", point, role="search") for point in STOPPED_POINTS)
+
+
 #: SFT with the search's schedule, and FGPO started from its adapter: SFT's per-question target sets up routing that
 #: the exact expected reward then refines (a warm start from the SFT arm's adapter, one of the issue's candidates)
 SEARCH_SFT = LMRun(SEARCH_BENCHMARK, "sft", {"batch_questions": 4, "lr": 3e-4, "warmup_ratio": 0.05, "dev_measures": "scoring"}, role="search")
@@ -341,16 +343,16 @@ def _grpo_rate_runs(benchmark: str, folder: Path) -> list[LMRun]:
     return [_grpo_run(benchmark, lr, s) for s in seeds for lr in (GRPO_LRS if s == seeds[0] or chosen is None else (chosen,))]
 
 
-def _main_runs(benchmark: str, folder: Path, planned: bool = False) -> tuple[LMRun, ...]:
-    """The main table's runs on ``benchmark``: every arm of the registry at :func:`main_point` and its seeds, on its
-    :data:`MAIN_BENCHMARKS`. TRL GRPO's are :func:`_grpo_rate_runs` until its search chooses another point, then, on
+def _main_runs(benchmark: str, folder: Path, points: dict[str, dict | None]) -> tuple[LMRun, ...]:
+    """The main table's runs on ``benchmark``: every arm of the registry at its point in ``points`` (arm ->
+    :func:`main_point`, computed once for every benchmark) and its seeds, on its :data:`MAIN_BENCHMARKS`. TRL GRPO's are :func:`_grpo_rate_runs` until its search chooses another point, then, on
     :data:`FIRST_BENCHMARKS`, its seeds at that point and the benchmark's chosen rate. The search's benchmark's seed-0 run of a point chosen by a
     search is that search point (``in_search``)."""
     out = []
     for arm, row in LM_ARMS.items():
         if benchmark not in MAIN_BENCHMARKS.get(arm, LM_BENCHMARKS):
             continue
-        point, rate = main_point(arm, folder, planned), None
+        point, rate = points[arm], None
         if arm == "grpo":
             rate = chosen_grpo_rate(benchmark, folder)
             if not point or rate is None or benchmark not in FIRST_BENCHMARKS:
@@ -373,9 +375,10 @@ def lm_runs(folder: Path = LM_RECORDS, planned: bool = False) -> tuple[LMRun, ..
     and SFT's main points on their searches' (``planned``: :func:`chosen_point`'s). A search point that is also a main
     run is listed once, as the main run; where a search moved an arm's main point, its runs before keep their records
     as ``first-design`` runs."""
-    main = sorted((r for b in LM_BENCHMARKS for r in _main_runs(b, folder, planned)), key=lambda r: (r.benchmark not in FIRST_BENCHMARKS, r.seed, r.arm != "fgpo"))
-    grpo_first = [] if not grpo_main_point(folder, planned) else [replace(r, role="first-design") for b in FIRST_BENCHMARKS for r in _grpo_rate_runs(b, folder)]
-    sft_first = [] if sft_main_point(folder) == SFT_FIRST_DESIGN else [_arm_run(b, "sft", SFT_FIRST_DESIGN, role="first-design", seed=s)
+    points = {arm: main_point(arm, folder, planned) for arm in LM_ARMS}
+    main = sorted((r for b in LM_BENCHMARKS for r in _main_runs(b, folder, points)), key=lambda r: (r.benchmark not in FIRST_BENCHMARKS, r.seed, r.arm != "fgpo"))
+    grpo_first = [] if not points["grpo"] else [replace(r, role="first-design") for b in FIRST_BENCHMARKS for r in _grpo_rate_runs(b, folder)]
+    sft_first = [] if points["sft"] == SFT_FIRST_DESIGN else [_arm_run(b, "sft", SFT_FIRST_DESIGN, role="first-design", seed=s)
                                                                         for b in LM_BENCHMARKS for s in LM_ARMS["sft"].seeds]
     runs = (
         *(LMRun(SEARCH_BENCHMARK, "fgpo", point, role="search") for point in SEARCH_POINTS),
