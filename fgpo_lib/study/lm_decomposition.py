@@ -265,14 +265,14 @@ def _so_far(same_point: pd.DataFrame) -> str:
 
 def answer_sentence(frame: pd.DataFrame, same_point: pd.DataFrame | None = None) -> str:
     """The chapter's answer in one sentence, from a :func:`decomposition_frame`: the estimator's share (FGPO -
-    Sampled) per benchmark, then what TRL's GRPO adds (Sampled - GRPO), each with its interval, or what is pending;
+    Sampled) per benchmark, then the rest of the gap to TRL's GRPO (Sampled - GRPO), each with its interval, or what is pending;
     while FGPO - Sampled is pending, what ``same_point`` (:func:`same_point_frame`) says so far."""
     so_far = _so_far(same_point if same_point is not None else pd.DataFrame())
     if not len(frame):
         return "pending: no main run has a record yet" + so_far
     parts = []
     for (a, b, _), lead in zip(STEPS, ("the exact estimator alone (FGPO minus the same policy trained with GRPO's sampled estimator) is worth",
-                                       "TRL's GRPO (free generation, its loss, reward and warm start) then moves the sampled arm by")):
+                                       "the rest of the gap to TRL's GRPO (Sampled minus GRPO: free generation, its loss, reward and warm start) is")):
         rows = frame[frame.comparison == f"{ARM_LABELS[a]} - {ARM_LABELS[b]}"]
         if len(rows):
             parts.append(f"{lead} " + ", ".join(f"{_span(r)} points on {benchmark_title(r['benchmark'])}" for _, r in rows.iterrows()))
