@@ -333,8 +333,8 @@ def _grpo_seed0_record(folder, benchmark: str, lr: float, *dev: float) -> None:
 def test_grpo_search_moves_its_main_point_only_where_a_point_beats_trls_defaults_on_dev(tmp_path):
     """GeneSeq's GRPO seed 0 with TRL's defaults at its chosen rate has best dev 0.5. While a search point has no
     record, or none beats 0.5 (a tie stays with the defaults), GRPO's main runs stay where they were; once
-    clip-higher reaches 0.6, its main runs on GeneSeq and GeneTuring move there (GeneSeq's seed 0 is the search run
-    itself), their runs before become first-design runs, and GeneRegion keeps TRL's defaults. awaiting_choice counts,
+    clip-higher reaches 0.6 nothing moves (it is inert in this arm), and once the entropy bonus does, its main runs on
+    GeneSeq and GeneTuring move there (GeneSeq's seed 0 is the search run itself), their runs before become first-design runs, and GeneRegion keeps TRL's defaults. awaiting_choice counts,
     before any choice, the sampled arm's 5 main seeds and 2 dose points and GRPO's 3 seeds at a new point (an upper
     bound), and, once both chose (GRPO its defaults), none."""
     from fgpo_lib.study import lm_runs as design
@@ -353,22 +353,24 @@ def test_grpo_search_moves_its_main_point_only_where_a_point_beats_trls_defaults
          ("sampled", "geneseq", 0, "group-size"), ("sampled", "geneseq", 0, "group-size"),
          ("grpo", "geneseq", 1, "main"), ("grpo", "geneturing", 0, "main"), ("grpo", "geneturing", 1, "main")])
 
-    clip, drgrpo, g16 = design.grpo_search()
-    for run, best in ((clip, 0.5), (drgrpo, 0.45), (g16, 0.4)):
+    clip, drgrpo, g16, entropy = design.grpo_search()
+    for run, best in ((clip, 0.5), (drgrpo, 0.45), (g16, 0.4), (entropy, 0.3)):
         _dev_record(tmp_path, run, 0.3, best)
     assert design.grpo_main_point(tmp_path) == {} and grpo(tmp_path) == before and not grpo(tmp_path, "first-design")
-    _dev_record(tmp_path, clip, 0.6)
-    assert design.grpo_main_point(tmp_path) == {"epsilon_high": 0.28}
+    _dev_record(tmp_path, clip, 0.6)  # clip-higher is inert in this arm (TRL's defaults again): never chosen
+    assert design.grpo_main_point(tmp_path) == {} and grpo(tmp_path) == before
+    _dev_record(tmp_path, entropy, 0.6)
+    assert design.grpo_main_point(tmp_path) == {"use_adaptive_entropy": True}
     after = grpo(tmp_path)
-    assert after[("geneseq", 0)].name == clip.name and after[("geneseq", 0)].searched
-    assert after[("geneturing", 1)].settings == {**design.ARM_SETTINGS["grpo"], "lr": 1e-4, "epsilon_high": 0.28}
+    assert after[("geneseq", 0)].name == entropy.name and after[("geneseq", 0)].searched
+    assert after[("geneturing", 1)].settings == {**design.ARM_SETTINGS["grpo"], "lr": 1e-4, "use_adaptive_entropy": True}
     assert after[("generegion", 1)] == before[("generegion", 1)]
     assert {r.name for r in grpo(tmp_path, "first-design").values()} == {r.name for k, r in before.items() if k[0] != "generegion"}
     assert {r.name for r in design.lm_runs(tmp_path)} >= {r.name for r in before.values()}  # every run before stays listed
 
     for run in design.sampled_search():
         _dev_record(tmp_path, run, 0.3)
-    _dev_record(tmp_path, clip, 0.5)
+    _dev_record(tmp_path, entropy, 0.5)
     assert design.awaiting_choice(tmp_path) == []
 
 
@@ -614,6 +616,36 @@ def test_a_partial_run_of_other_settings_or_a_broken_checkpoint_is_a_named_error
     (tmp_path / "p" / "arm.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(LMPolicyError, match="arm.pt cannot be read"):
         RunCheckpoint(tmp_path / "p", {"arm": "fgpo", "config": {"lr": 0.001}}).load_arm()
+
+
+def test_a_setting_added_after_a_partial_run_began_resumes_at_its_default_only(tmp_path):
+    """A run began before its arm had ``entropy_coef`` (its identity lacks the key): the same run with the new field
+    at its default resumes; with the field set, it is another run, a named error."""
+    from fgpo_lib.lm_policy.resume import RunCheckpoint
+
+    RunCheckpoint(tmp_path / "p", {"arm": "grpo", "config": {"lr": 0.001}})
+    defaults = {"lr": 3e-4, "entropy_coef": 0.0}
+    RunCheckpoint(tmp_path / "p", {"arm": "grpo", "config": {"lr": 0.001, "entropy_coef": 0.0}}, config_defaults=defaults)
+    with pytest.raises(LMPolicyError, match=r"other settings \(config\)"):
+        RunCheckpoint(tmp_path / "p", {"arm": "grpo", "config": {"lr": 0.001, "entropy_coef": 0.01}}, config_defaults=defaults)
+    RunCheckpoint(tmp_path / "q", {"arm": "grpo", "config": {"lr": 0.001, "entropy_coef": 0.01}})
+    with pytest.raises(LMPolicyError, match=r"other settings \(config\)"):  # a default never hides a setting the run had
+        RunCheckpoint(tmp_path / "q", {"arm": "grpo", "config": {"lr": 0.001, "entropy_coef": 0.0}}, config_defaults=defaults)
+
+
+def test_clip_higher_is_named_inert_and_trls_entropy_bonus_reaches_its_trainer(tmp_path):
+    """This arm takes one optimizer step per generated batch, so epsilon_high changes no update and lm-train says so
+    (the committed clip-higher record shows it: TRL's high clip ratio is 0 at every step); the entropy settings reach
+    TRL's GRPOConfig as set."""
+    from fgpo_lib.lm_policy.grpo_arm import LMGRPOConfig, grpo_args, inert_settings
+
+    assert LMGRPOConfig().inert() == [] and LMGRPOConfig(entropy_coef=0.01).inert() == []
+    assert ["epsilon_high 0.28 changes no update" in m for m in LMGRPOConfig(epsilon_high=0.28).inert()] == [True]
+    assert inert_settings({"epsilon_high": 0.28}) == LMGRPOConfig(epsilon_high=0.28).inert()
+    args = grpo_args(LMGRPOConfig(entropy_coef=0.01, use_adaptive_entropy=True, epsilon_high=0.28), str(tmp_path), 3)
+    assert (args.entropy_coef, args.use_adaptive_entropy, args.epsilon_high, args.num_iterations, args.steps_per_generation) == (0.01, True, 0.28, 1, 1)
+    with pytest.raises(ValueError, match="entropy_coef"):
+        LMGRPOConfig(entropy_coef=-0.1)
 
 
 def test_lm_train_keeps_a_partial_run_and_resumes_it_after_the_warm_start(tmp_path, monkeypatch, capsys):

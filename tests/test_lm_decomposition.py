@@ -143,3 +143,19 @@ def test_the_tuning_table_says_whether_training_moved_a_run_above_its_warm_start
     assert (frame.loc["GRPO (TRL)", "warm-start dev"], frame.loc["GRPO (TRL)", "best dev"], frame.loc["GRPO (TRL)", "above warm start"]) == (45.0, 45.0, False)
     assert (frame.loc["Sampled", "warm-start dev"], frame.loc["Sampled", "best dev"], frame.loc["Sampled", "above warm start"]) == (0.0, 30.0, True)
     assert frame.loc["Sampled", "CPU-hours"] == pytest.approx(1.0)
+
+
+def test_the_inert_clip_higher_point_and_its_evidence_by_hand():
+    """A clip-higher record (epsilon_high 0.28; TRL clipped at its third step only) beside the same seed's run at TRL's
+    defaults, recorded before the field existed (its config lacks epsilon_high): 1 of 3 steps clipped, and the two
+    logged the same loss and reward for 2 first steps. Runs at the defaults are not listed."""
+    from fgpo_lib.study.lm_report import inert_frame
+
+    base = {"lr": 1e-4, "budget": 1.0, "eval_every": 20, "seed": 0}
+    log = lambda losses, clips: [{"step": i + 1, "loss": l, "reward": 0.5, "clip_ratio/region_mean": c} for i, (l, c) in enumerate(zip(losses, clips))]  # noqa: E731
+    records = {"eh": (LMRun("geneseq", "grpo", {**base, "epsilon_high": 0.28}, role="search"), {"config": {**base, "epsilon_high": 0.28}, "log": log([0.1, 0.2, 0.3], [0, 0, 0.1])}),
+               "d": (LMRun("geneseq", "grpo", base), {"config": base, "log": log([0.1, 0.2, 0.4], [0, 0, 0])})}
+    frame = inert_frame(records)
+    assert frame[["run", "steps", "steps clipped", "first steps as TRL's defaults"]].values.tolist() == [["eh", 3, 1, 2]]
+    assert inert_frame({"d": records["d"]}).empty
+    assert inert_frame({"eh": records["eh"]})["first steps as TRL's defaults"].isna().all()

@@ -84,6 +84,12 @@ def run_train(args: argparse.Namespace) -> int:
     check_backbone(args.backbone)  # the outputs were checked before the command ran (fgpo_lib.outputs): a bad path costs no run
     resolve_device(args.device)
     settings = _settings(args.arm, args.set)
+    from ..lm_policy.runner import arm_config
+
+    for message in getattr(arm_config(args.arm, settings), "inert", list)():  # a setting that changes nothing trains, with a warning
+        import warnings
+
+        warnings.warn(message)
     keep = {} if args.save_selector is not None else None
     rec = run_lm_arm(args.table, args.arm, settings, args.backbone, args.dtype, args.max_train, args.split_seed, args.progress,
                      FormatWarmup(epochs=args.format_warmup), out=args.out, init_adapter=args.init_adapter, device=args.device, keep=keep)

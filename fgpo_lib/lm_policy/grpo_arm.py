@@ -123,20 +123,48 @@ class LMGRPOConfig(Ranged):
     """KL weight to the initial policy (TRL's default 0)."""
     epsilon_high: float = 0.2
     """Upper clipping bound of the policy ratio, 1 + epsilon_high (TRL's default: its epsilon, 0.2); DAPO's
-    clip-higher raises it to 0.28 so that unlikely completions with a positive advantage can grow."""
+    clip-higher raises it to 0.28 so that unlikely completions with a positive advantage can grow. Inert here
+    (:func:`inert_settings`): this arm takes one optimizer step per generated batch, so the ratio is 1."""
+    entropy_coef: float = 0.0
+    """TRL's entropy bonus: the loss minus entropy_coef x the completions' mean per-token entropy (0: none, TRL's default)."""
+    use_adaptive_entropy: bool = False
+    """TRL's adaptive entropy control (Skywork-OR1) at TRL's defaults: from entropy_coef, the coefficient rises by
+    0.005 per step while the mean per-token entropy is below 0.2 nats (up to 1.0) and falls otherwise, and applies
+    only below it."""
     eval_every: int = 10
     """Steps between dev evaluations (and checkpoints)."""
     seed: int = 0
     """TRL's seed: sampling and data order."""
 
     RANGES = {"lr": (1e-12, 1.0), "group_size": (2, MAX_GROUP), "questions_per_step": (1, MAX_QUESTIONS), "temperature": (1e-6, None),
-              "max_completion_length": (1, 4096), "budget": (1e-6, 10_000), "beta": (0, None), "epsilon_high": (0, None), "eval_every": (1, MAX_STEPS), "seed": (0, MAX_SEED)}
+              "max_completion_length": (1, 4096), "budget": (1e-6, 10_000), "beta": (0, None), "epsilon_high": (0, None), "entropy_coef": (0, None), "eval_every": (1, MAX_STEPS), "seed": (0, MAX_SEED)}
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_int_fields(self, ("group_size", "questions_per_step", "max_completion_length", "eval_every", "seed"))
         check_choice("loss_type", self.loss_type, ("grpo", "bnpo", "dr_grpo", "dapo"))
         check_choice("scale_rewards", self.scale_rewards, ("group", "batch", "none"))
+
+    def inert(self) -> list[str]:
+        """The settings that change no update (:func:`inert_settings`); ``fgpo lm-train`` warns of each."""
+        return inert_settings(asdict(self))
+
+
+#: TRL's clipping bound below which epsilon_high defaults (its epsilon)
+TRL_EPSILON = 0.2
+
+
+def inert_settings(config: dict) -> list[str]:
+    """What in an arm ``config`` (:class:`LMGRPOConfig` as a dict, a record's ``config``) changes no update, each as
+    a sentence. Clip-higher: TRL clips the policy ratio pi / pi_old, and this arm takes one optimizer step per
+    generated batch (TRL's ``num_iterations`` 1, ``steps_per_generation`` 1), so pi_old is the policy itself, the
+    ratio is 1 and neither bound binds; DAPO's clip-higher acts on the later mini-batches of a batch, which the
+    paper's on-policy GRPO does not take."""
+    out = []
+    if config.get("epsilon_high", TRL_EPSILON) != TRL_EPSILON:
+        out.append(f"epsilon_high {config['epsilon_high']:g} changes no update: the arm takes one optimizer step per generated batch, so the policy ratio "
+                   f"is 1 and no clip binds (DAPO's clip-higher acts on later mini-batches of a batch)")
+    return out
 
 
 def grpo_args(cfg: LMGRPOConfig, out: str, steps: int, progress: bool = False, saving: dict | None = None, model=None):
@@ -157,7 +185,8 @@ def grpo_args(cfg: LMGRPOConfig, out: str, steps: int, progress: bool = False, s
     return GRPOConfig(
         **saving, learning_rate=cfg.lr, num_generations=cfg.group_size, temperature=cfg.temperature,
         max_completion_length=cfg.max_completion_length, per_device_train_batch_size=cfg.questions_per_step * cfg.group_size,
-        max_steps=steps, loss_type=cfg.loss_type, scale_rewards=cfg.scale_rewards, beta=cfg.beta, epsilon_high=cfg.epsilon_high, **device_args(model),
+        max_steps=steps, loss_type=cfg.loss_type, scale_rewards=cfg.scale_rewards, beta=cfg.beta, epsilon_high=cfg.epsilon_high,
+        entropy_coef=cfg.entropy_coef, use_adaptive_entropy=cfg.use_adaptive_entropy, **device_args(model),
         logging_steps=1, report_to=[], seed=cfg.seed, disable_tqdm=not progress, lr_scheduler_type="cosine",
         gradient_checkpointing=True,
     )
@@ -197,7 +226,8 @@ def train_grpo(model, tokenizer, table, splits: dict, cfg: LMGRPOConfig, progres
         seconds = train_with_dev(trainer, dev, steps, cfg.eval_every, lambda: {"reasoner_calls": reward.calls, "format_failures": reward.format_failures, "completions": reward.completions},
                                  checkpoint, counters)
     steps_log = [p for p in logged if "frac_reward_zero_std" in p]
-    return {"config": asdict(cfg), "trl": {"loss_type": args.loss_type, "scale_rewards": args.scale_rewards, "num_generations": args.num_generations, "epsilon_high": args.epsilon_high, "gradient_checkpointing": args.gradient_checkpointing,
+    return {"config": asdict(cfg), "trl": {"loss_type": args.loss_type, "scale_rewards": args.scale_rewards, "num_generations": args.num_generations, "epsilon_high": args.epsilon_high, "entropy_coef": args.entropy_coef,
+                                            "use_adaptive_entropy": args.use_adaptive_entropy, "steps_per_generation": args.steps_per_generation, "gradient_checkpointing": args.gradient_checkpointing,
                                             "temperature": args.temperature, "max_steps": steps, "completions_budget": completions_budget},
             "curve": dev.curve, "selected_step": dev.best_step, "train_seconds": seconds, "reasoner_calls": reward.calls,
             "format_failures": reward.format_failures, "completions": reward.completions,

@@ -4,7 +4,8 @@ The run's partial state lives in a folder beside its record, ``<record>.partial/
 ``records/lm_policy/X.json.partial/``), and is deleted once the record is written:
 
 * ``identity.json``: what the run is (table hash, arm settings, backbone, dtype, split, warm start). A partial folder
-  of another run is a named error, never silently reused.
+  of another run is a named error, never silently reused. An arm setting added to the code after the run began
+  is the same run where it is at its default (the folder's identity lacks it, and the default trains as before).
 * ``warm.pt``: the adapter right after the answer-format warm start, and the warm start's record.
 * ``arm.pt``: the arm's state at its last dev point: the adapter, the optimizer and schedule, the data order, the
   random state, the dev curve and best checkpoint, the reward function's counters, and the seconds spent so far.
@@ -54,7 +55,9 @@ def _atomic_save(obj, path: Path) -> None:
 class RunCheckpoint:
     """The partial state of one run (module doc). ``identity``: a JSON-able dict that names the run."""
 
-    def __init__(self, folder: str | Path, identity: dict) -> None:
+    def __init__(self, folder: str | Path, identity: dict, config_defaults: dict | None = None) -> None:
+        """``config_defaults``: the arm settings' defaults, which fill a setting that ``identity.json``'s
+        ``config`` lacks (module doc)."""
         self.folder = Path(folder)
         self.identity = json.loads(json.dumps(identity))
         ident = self.folder / "identity.json"
@@ -63,6 +66,8 @@ class RunCheckpoint:
                 held = json.loads(ident.read_text())
             except json.JSONDecodeError:
                 raise LMPolicyError(f"{ident} is not readable JSON; delete {self.folder} to start the run afresh") from None
+            if isinstance(held.get("config"), dict) and config_defaults:
+                held["config"] = {**json.loads(json.dumps(config_defaults)), **held["config"]}
             if held != self.identity:
                 diff = sorted(k for k in set(held) | set(self.identity) if held.get(k) != self.identity.get(k))
                 raise LMPolicyError(f"{self.folder} holds a partial run with other settings ({', '.join(diff)}); "

@@ -100,7 +100,7 @@ def run_lm_arm(table_path: str, arm: str, settings: dict | None = None, backbone
                     "split_seed": split_seed, "format_warmup": asdict(replace(warmup, seed=cfg.seed))}
         if init_adapter is not None:
             identity["init_adapter"] = str(init_adapter)
-        checkpoint = RunCheckpoint(f"{out}.partial", identity)
+        checkpoint = RunCheckpoint(f"{out}.partial", identity, config_defaults=asdict(type(cfg)()))
     torch.manual_seed(cfg.seed)
     model, tokenizer = load_backbone(backbone, dtype, device)
     model = with_lora(model).eval()

@@ -245,9 +245,12 @@ SAMPLED_SEARCH_POINTS: tuple[dict, ...] = (*({**SEARCH_BASE, "lr": lr, "entropy_
 SAMPLED_GROUP_SIZES = (2, 16)
 #: TRL GRPO's search on the proxy, at its chosen rate there (1e-4): the field's answers to dead groups, one at a time
 #: from TRL's defaults (loss dapo, scale_rewards group, beta 0, G = 6): DAPO's clip-higher, Dr. GRPO's loss with unscaled
-#: advantages, and G = 16 (the paper's Table 15), with a dev point every 10 of its 38 steps. TRL 1.16 has no entropy
-#: bonus for GRPO (its top_entropy_quantile masks tokens, it adds no term), so that answer is not a point here
-GRPO_SEARCH_POINTS: tuple[dict, ...] = ({"epsilon_high": 0.28}, {"loss_type": "dr_grpo", "scale_rewards": "none"}, {"group_size": 16, "eval_every": 10})
+#: advantages, G = 16 (the paper's Table 15), with a dev point every 10 of its 38 steps, and TRL's adaptive entropy
+#: bonus at TRL's defaults (Skywork-OR1's answer to entropy collapse, which the default runs show beside their dead
+#: groups). Clip-higher ran first and is inert in this arm (:func:`~fgpo_lib.lm_policy.grpo_arm.inert_settings`: one
+#: optimizer step per generated batch); its record stays as the evidence, and the entropy bonus is the third answer
+GRPO_SEARCH_POINTS: tuple[dict, ...] = ({"epsilon_high": 0.28}, {"loss_type": "dr_grpo", "scale_rewards": "none"}, {"group_size": 16, "eval_every": 10},
+                                        {"use_adaptive_entropy": True})
 #: the warm-start confound: FGPO's recipe from GRPO's 3-pass answer-format warm start on the proxy, seed 0
 WARM_START_POINT = ARM_WARMUP["grpo"]
 
@@ -309,13 +312,18 @@ def grpo_main_point(folder: Path = LM_RECORDS, planned: bool = False) -> dict:
     """TRL GRPO's main-table settings beyond its rate: the point of its search (:data:`GRPO_SEARCH_POINTS`) whose
     seed-0 run on the proxy has the best dev score, where it beats GRPO's seed 0 with TRL's defaults at the proxy's
     chosen rate (:func:`chosen_grpo_rate`; a tie goes to TRL's defaults, the runs made first); {} (TRL's defaults)
-    while one of them has no record. ``planned``: :func:`chosen_point`'s (its placeholder is a search point)."""
+    while one of them has no record. A point whose settings change no update (clip-higher here,
+    :func:`~fgpo_lib.lm_policy.grpo_arm.inert_settings`) trains TRL's defaults again and is not a candidate: its dev
+    score differs from theirs by sampling alone. ``planned``: :func:`chosen_point`'s (its placeholder is a search point)."""
+    from ..lm_policy.grpo_arm import inert_settings
+
     rate = chosen_grpo_rate(SEARCH_BENCHMARK, folder)
     if rate is None:
         return {}
-    base, search = _grpo_run(SEARCH_BENCHMARK, rate, 0), grpo_search()
-    chosen = chosen_point((base, *search), folder, planned)
-    return {} if chosen is None or chosen == base else GRPO_SEARCH_POINTS[search.index(chosen)]
+    base = _grpo_run(SEARCH_BENCHMARK, rate, 0)
+    search = [(run, point) for run, point in zip(grpo_search(), GRPO_SEARCH_POINTS) if not inert_settings(point)]
+    chosen = chosen_point((base, *(run for run, _ in search)), folder, planned)
+    return {} if chosen is None or chosen == base else next(point for run, point in search if run == chosen)
 
 
 def main_point(arm: str, folder: Path = LM_RECORDS, planned: bool = False) -> dict | None:
