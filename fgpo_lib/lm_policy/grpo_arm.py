@@ -150,10 +150,6 @@ class LMGRPOConfig(Ranged):
         return inert_settings(asdict(self))
 
 
-#: TRL's clipping bound below which epsilon_high defaults (its epsilon)
-TRL_EPSILON = 0.2
-
-
 def inert_settings(config: dict) -> list[str]:
     """What in an arm ``config`` (:class:`LMGRPOConfig` as a dict, a record's ``config``) changes no update, each as
     a sentence. Clip-higher: TRL clips the policy ratio pi / pi_old, and this arm takes one optimizer step per
@@ -161,7 +157,7 @@ def inert_settings(config: dict) -> list[str]:
     ratio is 1 and neither bound binds; DAPO's clip-higher acts on the later mini-batches of a batch, which the
     paper's on-policy GRPO does not take."""
     out = []
-    if config.get("epsilon_high", TRL_EPSILON) != TRL_EPSILON:
+    if config.get("epsilon_high", LMGRPOConfig.epsilon_high) != LMGRPOConfig.epsilon_high:  # the field's default is TRL's epsilon
         out.append(f"epsilon_high {config['epsilon_high']:g} changes no update: the arm takes one optimizer step per generated batch, so the policy ratio "
                    f"is 1 and no clip binds (DAPO's clip-higher acts on later mini-batches of a batch)")
     return out

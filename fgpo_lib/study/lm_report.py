@@ -161,24 +161,26 @@ def inert_frame(records: dict) -> pd.DataFrame:
     evidence in their records: the steps where TRL clipped the policy ratio (``clip_ratio/region_mean`` above 0, of
     the logged steps) and, beside the run of the same benchmark, seed and settings at TRL's defaults, how many first
     steps logged the same loss and reward to the last digit (None where that run has no record)."""
-    from ..lm_policy.grpo_arm import TRL_EPSILON, inert_settings
+    from ..lm_policy.grpo_arm import inert_settings
+
+    defaults = asdict(LMGRPOConfig())  # fill a record made before a field existed
 
     def steps(rec: dict) -> dict:
         return {p["step"]: (p["loss"], p["reward"]) for p in rec["log"] if "loss" in p and "reward" in p}
 
     rows = []
     for name, (run, rec) in records.items():
-        if run.arm != "grpo" or not inert_settings(rec["config"]):
+        inert = inert_settings(rec["config"]) if run.arm == "grpo" else []
+        if not inert:
             continue
-        full = lambda config: {**asdict(LMGRPOConfig()), **config}  # noqa: E731  (a record made before a field had its default)
-        default = full({**rec["config"], "epsilon_high": TRL_EPSILON})
-        twin = next((r for n, (x, r) in records.items() if n != name and x.arm == "grpo" and x.benchmark == run.benchmark and full(r["config"]) == default), None)
+        default = {**defaults, **rec["config"], "epsilon_high": defaults["epsilon_high"]}
+        twin = next((r for n, (x, r) in records.items() if n != name and x.arm == "grpo" and x.benchmark == run.benchmark and {**defaults, **r["config"]} == default), None)
         same = None
         if twin is not None:
             mine, theirs = steps(rec), steps(twin)
             same = next((i for i, s in enumerate(sorted(mine)) if theirs.get(s) != mine[s]), len(mine))
         logged = [p for p in rec["log"] if "clip_ratio/region_mean" in p]
-        rows.append({"run": name, "benchmark": run.benchmark, "inert": "; ".join(inert_settings(rec["config"])), "steps": len(logged),
+        rows.append({"run": name, "benchmark": run.benchmark, "inert": "; ".join(inert), "steps": len(logged),
                      "steps clipped": sum(p["clip_ratio/region_mean"] > 0 for p in logged), "first steps as TRL's defaults": same})
     return pd.DataFrame(rows)
 
